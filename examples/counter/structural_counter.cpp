@@ -1,0 +1,54 @@
+// A structural actor: the state and the handlers are members of a class, and a `main()` member
+// coroutine runs the loop. elfin has no Actor base class; this is a pattern, not an interface.
+#include <cstdint>
+#include <utility>
+
+#include <fmt/core.h>
+
+#include <elfin/elfin.hpp>
+
+#include "counters.hpp"
+#include "protocol.hpp"
+
+namespace counter {
+
+namespace {
+
+using namespace elfin;
+
+class Counter {
+ public:
+  explicit Counter(Context<> ctx) : ctx_(std::move(ctx)) {}
+
+  Task<> main() {
+    while (auto envelope = co_await ctx_.recv()) {
+      match(
+          *envelope,
+          // Handlers can delegate to member functions...
+          [&](const Increment& increment) { on_increment(increment); },
+          // ...or stay inline when they are short.
+          [&](const GetValue&, ResponseToken<GetValue> token) {
+            fmt::print("structural counter: value is {}\n", value_);
+            ctx_.respond(std::move(token), value_);
+          });
+    }
+  }
+
+ private:
+  void on_increment(const Increment& increment) { value_ += increment.delta; }
+
+  Context<> ctx_;
+  std::uint64_t value_ = 0;
+};
+
+// `exec` stays a free function: it owns the Counter (in its frame) for as long as `main` runs.
+Task<> exec(Context<> ctx) {
+  Counter counter(std::move(ctx));
+  co_await counter.main();
+}
+
+}  // namespace
+
+Blueprint structural() { return ActorGroup().exec(exec); }
+
+}  // namespace counter

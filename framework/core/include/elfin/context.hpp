@@ -1,0 +1,182 @@
+// Context: an actor's handle on the world — its identity, its config, its mailbox, and every way
+// to talk to other actors.
+//
+//   send(m)            co_await: waits while a recipient's mailbox is full   → Result<void, SendError>
+//   try_send(m)        never waits: Full / Closed / NoRoute                 → Result<void, SendError>
+//   unbounded_send(m)  ignores capacity (use sparingly: it can grow mailboxes without bound)
+//   *_to(addr, m)      to an address: a group's (its router decides) or an actor's (no routing)
+//   request(r)         co_await: the first Ok answer, else Failed / Ignored  → Result<R::Response, RequestError>
+//   request(r).all()   co_await: every recipient's answer                   → std::vector<Result<...>>
+//   respond(token, v)  answers a request once; a dropped token answers Ignored
+//   recv()             co_await: the next envelope, or nullopt once the mailbox is closed and empty
+//
+// Every envelope sent carries the actor's current trace id; `recv` makes the received envelope's
+// trace id current. `config()` returns a reference that stays valid until the next `recv`.
+//
+// Thread safety: a Context belongs to its actor; copies are cheap and must stay inside it.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <elfin/actor_status.hpp>
+#include <elfin/addr.hpp>
+#include <elfin/config.hpp>
+#include <elfin/detail/actor_cell.hpp>
+#include <elfin/detail/awaitables.hpp>
+#include <elfin/detail/group_runtime.hpp>
+#include <elfin/detail/send_op.hpp>
+#include <elfin/envelope.hpp>
+#include <elfin/errors.hpp>
+#include <elfin/request.hpp>
+#include <elfin/result.hpp>
+#include <elfin/singleton.hpp>
+#include <elfin/trace_id.hpp>
+
+namespace elfin {
+
+template <Request R>
+class RequestBuilder;
+
+namespace detail {
+struct ActorCellAccess {
+  template <class Ctx>
+  static ActorCell* cell(const Ctx& ctx) {
+    return ctx.cell_;
+  }
+};
+}  // namespace detail
+
+template <class Config = NoConfig, class Key = Singleton>
+class Context {
+ public:
+  using config_type = Config;
+  using key_type = Key;
+
+  explicit Context(detail::KeyedCell<Key>* cell) : cell_(cell) {}
+
+  [[nodiscard]] Addr addr() const { return cell_->addr(); }
+  [[nodiscard]] const std::string& group() const { return cell_->group().name(); }
+  [[nodiscard]] Addr group_addr() const { return cell_->group().addr(); }
+  [[nodiscard]] const Key& key() const { return cell_->key(); }
+  [[nodiscard]] const Config& config() const { return *static_cast<const Config*>(cell_->config().get()); }
+  [[nodiscard]] TraceId trace_id() const { return cell_->trace_id(); }
+  void set_trace_id(TraceId id) { cell_->set_trace_id(id); }
+
+  // --- sending --------------------------------------------------------------------------------
+  template <Message M>
+  [[nodiscard]] detail::SendAwaitable send(M message) {
+    return {cell_, routed(std::move(message), detail::SendMode::Bounded)};
+  }
+  template <Message M>
+  Result<void, SendError> try_send(M message) {
+    return now(routed(std::move(message), detail::SendMode::Try));
+  }
+  template <Message M>
+  Result<void, SendError> unbounded_send(M message) {
+    return now(routed(std::move(message), detail::SendMode::Unbounded));
+  }
+  template <Message M>
+  [[nodiscard]] detail::SendAwaitable send_to(Addr to, M message) {
+    return {cell_, direct(to, std::move(message), detail::SendMode::Bounded)};
+  }
+  template <Message M>
+  Result<void, SendError> try_send_to(Addr to, M message) {
+    return now(direct(to, std::move(message), detail::SendMode::Try));
+  }
+  template <Message M>
+  Result<void, SendError> unbounded_send_to(Addr to, M message) {
+    return now(direct(to, std::move(message), detail::SendMode::Unbounded));
+  }
+
+  // --- requests -------------------------------------------------------------------------------
+  template <Request R>
+  [[nodiscard]] RequestBuilder<R> request(R request) {
+    return RequestBuilder<R>{cell_, std::move(request), std::nullopt};
+  }
+  template <Request R>
+  [[nodiscard]] RequestBuilder<R> request_to(Addr to, R request) {
+    return RequestBuilder<R>{cell_, std::move(request), to};
+  }
+  template <Request R>
+  void respond(ResponseToken<R> token, typename R::Response value) {
+    std::move(token).respond(std::move(value));
+  }
+
+  // --- receiving ------------------------------------------------------------------------------
+  [[nodiscard]] detail::RecvAwaitable recv() { return detail::RecvAwaitable{cell_}; }
+  /// The next envelope if one is queued; never waits.
+  Result<Envelope, TryRecvError> try_recv() {
+    Envelope envelope;
+    switch (cell_->take_next(envelope)) {
+      case detail::Mailbox::PopResult::Item:
+        return envelope;
+      case detail::Mailbox::PopResult::Closed:
+        return Err{TryRecvError::Closed};
+      case detail::Mailbox::PopResult::Empty:
+        break;
+    }
+    return Err{TryRecvError::Empty};
+  }
+  /// Closes the mailbox: what is queued is still received, then `recv` ends. False if already closed.
+  bool close() { return cell_->mailbox().close(); }
+  /// Lets other actors run; long computations call this now and then (cooperative scheduling).
+  [[nodiscard]] detail::YieldAwaitable yield_now() { return detail::YieldAwaitable{cell_}; }
+
+  // --- lifecycle ------------------------------------------------------------------------------
+  void set_status(ActorStatus status) { cell_->set_status(std::move(status)); }
+  [[nodiscard]] const ActorStatus& status() const { return cell_->status(); }
+  /// Starts the termination of the whole system (as SIGTERM would).
+  void terminate_system(std::string reason) { detail::terminate_system(cell_->group().system(), std::move(reason)); }
+  /// Overrides this actor's mailbox capacity (the group's config sets the default).
+  void set_mailbox_capacity(std::size_t capacity) { cell_->mailbox().set_capacity(capacity); }
+
+ private:
+  template <Message M>
+  detail::SendOp routed(M message, detail::SendMode mode) {
+    return {cell_->group(), Envelope::make(std::move(message), cell_->addr(), cell_->trace_id()), mode};
+  }
+  template <Message M>
+  detail::SendOp direct(Addr to, M message, detail::SendMode mode) {
+    return {cell_->group().system(), to, Envelope::make(std::move(message), cell_->addr(), cell_->trace_id()), mode};
+  }
+  Result<void, SendError> now(detail::SendOp op) {
+    std::ignore = op.run(nullptr);  // Try/Unbounded never wait
+    return op.result();
+  }
+
+  friend struct detail::ActorCellAccess;
+  detail::KeyedCell<Key>* cell_;
+};
+
+/// `co_await ctx.request(r)` for the first answer, `co_await ctx.request(r).all()` for all.
+template <Request R>
+class [[nodiscard]] RequestBuilder {
+ public:
+  using Response = typename R::Response;
+
+  RequestBuilder(detail::ActorCell* self, R request, std::optional<Addr> to)
+      : self_(self), request_(std::move(request)), to_(to) {}
+
+  auto operator co_await() && { return std::move(*this).template make<false>(); }
+  [[nodiscard]] auto all() && { return std::move(*this).template make<true>(); }
+
+ private:
+  template <bool All>
+  detail::RequestAwaitable<Response, All> make() && {
+    auto state = std::make_shared<detail::RequestState<Response>>(All, detail::Waker{self_->shared_from_this()});
+    Envelope envelope = Envelope::make(std::move(request_), self_->addr(), self_->trace_id(), MessageKind::Request);
+    envelope.block()->request = state;
+    auto op = to_ ? detail::SendOp{self_->group().system(), *to_, std::move(envelope), detail::SendMode::Bounded}
+                  : detail::SendOp{self_->group(), std::move(envelope), detail::SendMode::Bounded};
+    return {self_, std::move(op), std::move(state)};
+  }
+
+  detail::ActorCell* self_;
+  R request_;
+  std::optional<Addr> to_;
+};
+
+}  // namespace elfin

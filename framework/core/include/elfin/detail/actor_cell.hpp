@@ -1,0 +1,136 @@
+// ActorCell: everything the runtime keeps for one actor — identity, mailbox, scheduling state,
+// the coroutine frame, status and the actor's current trace id.
+//
+// Scheduling state machine (`sched_`), the argument for "an actor never runs on two threads at
+// once" and "no wakeup is lost":
+//
+//   Idle ──notify──▶ Scheduled ──worker picks──▶ Running ──suspends, CAS──▶ Idle
+//                                                  │ ▲
+//                                          notify  ▼ │ worker re-polls
+//                                              RunningNotified
+//   any ──finish──▶ Dead (notify is a no-op)
+//
+// Only the thread that moved a cell Idle→Scheduled enqueues it, exactly once; only the worker that
+// dequeued it moves it out of Scheduled. A notify that races with the worker going idle either
+// sees Running (then its CAS to RunningNotified makes the worker's CAS Running→Idle fail, and the
+// worker polls again) or sees Idle (then it schedules). All transitions are acq_rel CAS on one
+// atomic, so whatever a notifier wrote before notifying (a pushed message, an answer) is visible
+// to the worker that polls next.
+//
+// A suspended actor records where to resume (`resume_point_`) and what it waits for
+// (`poll_fn_`): the worker calls the poll function before resuming and goes idle if it says
+// "not yet". Wakeups may be spurious; polls make them harmless.
+//
+// Thread safety: `notify`, `addr`, `group`, `mailbox().push` from any thread; everything else only
+// from the worker running the actor (or, for external cells, the proxy's thread).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <coroutine>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <elfin/actor_status.hpp>
+#include <elfin/addr.hpp>
+#include <elfin/detail/key_text.hpp>
+#include <elfin/detail/mailbox.hpp>
+#include <elfin/task.hpp>
+#include <elfin/trace_id.hpp>
+
+namespace elfin::detail {
+
+class GroupRuntime;
+
+using PollFn = bool (*)(void* awaiter);
+
+enum class SchedState : std::uint8_t { Idle, Scheduled, Running, RunningNotified, Dead };
+
+class ActorCell : public std::enable_shared_from_this<ActorCell> {
+ public:
+  /// Messages an actor may take in one run before it yields to others (elfo's coop budget).
+  static constexpr std::uint32_t kRecvBudget = 64;
+
+  ActorCell(GroupRuntime& group, bool external);
+  ActorCell(const ActorCell&) = delete;
+  ActorCell& operator=(const ActorCell&) = delete;
+  virtual ~ActorCell();
+
+  [[nodiscard]] Addr addr() const { return addr_; }
+  void set_addr(Addr addr) { addr_ = addr; }
+  [[nodiscard]] GroupRuntime& group() const { return *group_; }
+  /// The key as printed in logs and metrics; formatted on demand (spawning stays cheap).
+  [[nodiscard]] virtual std::string key_text() const = 0;
+  [[nodiscard]] ActorMeta meta() const;
+  [[nodiscard]] Mailbox& mailbox() { return mailbox_; }
+  [[nodiscard]] bool is_external() const { return external_; }
+
+  /// Makes the actor run (or re-poll) soon. Any thread.
+  void notify();
+  /// Blocks the calling (proxy) thread until notified or `deadline`; external cells only.
+  /// Returns false on timeout.
+  bool wait_external(std::chrono::steady_clock::time_point deadline);
+
+  // --- owned by the thread running the actor --------------------------------------------------
+  void suspend(std::coroutine_handle<> at, PollFn poll, void* awaiter) {
+    resume_point_ = at;
+    poll_fn_ = poll;
+    poll_arg_ = awaiter;
+  }
+  /// Ask the worker to requeue the actor behind others instead of resuming it now.
+  void request_yield() { yield_requested_ = true; }
+  /// One unit of coop budget; false once this run's budget is spent.
+  bool consume_budget() { return budget_ == 0 ? false : (--budget_, true); }
+
+  [[nodiscard]] TraceId trace_id() const { return trace_id_; }
+  void set_trace_id(TraceId id) { trace_id_ = id; }
+  [[nodiscard]] const ActorStatus& status() const { return status_; }
+  void set_status(ActorStatus status);
+
+  /// The next message for the actor, after the runtime took its share (Ping, UpdateConfig, ...).
+  Mailbox::PopResult take_next(Envelope& out);
+  [[nodiscard]] const std::shared_ptr<const void>& config() const { return config_; }
+  void set_config(std::shared_ptr<const void> config) { config_ = std::move(config); }
+
+  // --- runtime internals ------------------------------------------------------------------------
+  std::atomic<SchedState> sched_{SchedState::Idle};
+  std::coroutine_handle<> resume_point_;
+  PollFn poll_fn_ = nullptr;
+  void* poll_arg_ = nullptr;
+  bool yield_requested_ = false;
+  std::uint32_t budget_ = kRecvBudget;
+  Task<> task_;
+  std::string failure_;  ///< set when exec reports an error result
+
+ private:
+  GroupRuntime* group_;
+  Addr addr_;
+  Mailbox mailbox_;
+  TraceId trace_id_;
+  ActorStatus status_;
+  bool external_;
+  bool seen_recv_ = false;
+  std::shared_ptr<const void> config_;
+
+  // External cells (test proxies) are woken through a condition variable, not the scheduler.
+  std::mutex ext_mu_;
+  std::condition_variable ext_cv_;
+  std::uint64_t ext_signals_ = 0;
+  std::uint64_t ext_seen_ = 0;
+};
+
+/// An actor of a group whose key type is K.
+template <class K>
+class KeyedCell final : public ActorCell {
+ public:
+  KeyedCell(GroupRuntime& group, K key, bool external) : ActorCell(group, external), key_(std::move(key)) {}
+  [[nodiscard]] const K& key() const { return key_; }
+  [[nodiscard]] std::string key_text() const override { return detail::key_text(key_); }
+
+ private:
+  K key_;
+};
+
+}  // namespace elfin::detail

@@ -1,0 +1,53 @@
+// The single allocation behind an Envelope: a header followed by the message.
+//
+// A block is immutable once sent and shared (reference counted) by every mailbox it was delivered
+// to, so a multicast neither copies nor serializes the message.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include <elfin/addr.hpp>
+#include <elfin/trace_id.hpp>
+
+namespace elfin {
+struct MessageVTable;
+}
+
+namespace elfin::detail {
+
+class RequestStateBase;
+
+enum class MessageKind : std::uint8_t { Regular, Request, Response };
+
+/// Whether envelopes record `created_at`. Reading the clock is a measurable share of a send, and
+/// only telemetry (waiting time) needs it, so it is off until a telemeter turns it on.
+inline std::atomic<bool> g_stamp_created_at{false};
+
+[[nodiscard]] inline std::chrono::steady_clock::time_point creation_stamp() {
+  return g_stamp_created_at.load(std::memory_order_relaxed) ? std::chrono::steady_clock::now()
+                                                            : std::chrono::steady_clock::time_point{};
+}
+
+struct EnvelopeBlock {
+  // Counts Envelope handles. Increments are relaxed (a handle is only copied by one that already
+  // holds a reference); the final decrement is acq_rel so the deleting thread sees every write
+  // made through other handles — the usual shared_ptr argument.
+  std::atomic<std::uint32_t> refs{1};
+  MessageKind kind = MessageKind::Regular;
+  const MessageVTable* vtable = nullptr;
+  Addr sender;
+  TraceId trace_id;
+  std::chrono::steady_clock::time_point created_at;  ///< epoch unless g_stamp_created_at
+  std::shared_ptr<RequestStateBase> request;         ///< set for requests; answers go here
+};
+
+template <class M>
+struct TypedBlock final : EnvelopeBlock {
+  explicit TypedBlock(M&& m) : message(std::move(m)) {}
+  M message;
+};
+
+}  // namespace elfin::detail

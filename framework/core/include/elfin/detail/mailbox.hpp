@@ -1,0 +1,67 @@
+// Mailbox: the bounded multi-producer, single-consumer queue of one actor.
+//
+// Producers append under a short spin lock; the consumer swaps the whole shared buffer for its own
+// drained one in one locked step and then pops without locking. Because every append is ordered by
+// the lock, the queue is linearizable, so two messages from one sender arrive in the order they
+// were sent even when the sending actor resumed on another thread between the two sends
+// (moodycamel's queue only orders per producing *thread*, which is why it is not used here).
+//
+// Capacity counts messages in both buffers (`len_`). A bounded push that finds the mailbox full
+// can register a waker, which the consumer wakes when it frees a slot; see `pop` for the argument
+// that no wakeup is lost.
+//
+// Thread safety: `push`, `close`, `set_capacity` from any thread; `pop` only from the consumer.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <mutex>  // std::lock_guard
+#include <vector>
+
+#include <elfin/detail/ring_buffer.hpp>
+#include <elfin/detail/spin_lock.hpp>
+#include <elfin/detail/waker.hpp>
+#include <elfin/envelope.hpp>
+
+namespace elfin::detail {
+
+class Mailbox {
+ public:
+  static constexpr std::size_t kDefaultCapacity = 100;
+
+  enum class PushResult : unsigned char { Ok, Full, Closed };
+  enum class PopResult : unsigned char { Item, Empty, Closed };
+
+  explicit Mailbox(std::size_t capacity = kDefaultCapacity) : capacity_(capacity) {}
+
+  /// Appends `envelope`. A bounded push fails with Full at capacity; then, if `waiter` is set, it is
+  /// registered (atomically with the check) to be woken when a slot frees or the mailbox closes.
+  PushResult push(Envelope& envelope, bool bounded, ActorCell* waiter = nullptr);
+
+  /// Takes the oldest message. Empty/Closed only when nothing is left; Closed after `close`.
+  PopResult pop(Envelope& out);
+
+  /// Refuses further pushes; already queued messages are still delivered. False if already closed.
+  bool close();
+  [[nodiscard]] bool is_closed() const;
+  /// Removes every queued message (used once the consumer is gone).
+  std::vector<Envelope> drain();
+
+  void set_capacity(std::size_t capacity);
+  [[nodiscard]] std::size_t capacity() const { return capacity_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::size_t size() const { return len_.load(std::memory_order_relaxed); }
+
+ private:
+  void wake_one_waiter();
+
+  mutable std::mutex mu_;
+  RingBuffer<Envelope> shared_;  // guarded by mu_
+  std::vector<Waker> waiters_;   // guarded by mu_; a vector allocates nothing until used
+  bool closed_ = false;          // guarded by mu_
+  RingBuffer<Envelope> local_;   // consumer only
+  std::atomic<std::size_t> len_{0};
+  std::atomic<std::size_t> capacity_;
+  std::atomic<bool> has_waiters_{false};
+};
+
+}  // namespace elfin::detail

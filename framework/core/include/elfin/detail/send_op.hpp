@@ -1,0 +1,55 @@
+// SendOp: delivering one envelope to the actors routing chose, with the mailbox-full policy of
+// the call (`send` waits, `try_send` gives up, `unbounded_send` ignores capacity).
+//
+// A SendOp resolves its recipients once, then `run` pushes to them in order. In Bounded mode a
+// full mailbox registers the sender's cell as a waiter and `run` returns false; the next `run`
+// (after the wake) continues with the same recipient, so each recipient still receives the
+// messages of one sender in order.
+//
+// Thread safety: owned by one actor (or one proxy thread).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+#include <elfin/addr.hpp>
+#include <elfin/detail/targets.hpp>
+#include <elfin/envelope.hpp>
+#include <elfin/errors.hpp>
+#include <elfin/result.hpp>
+
+namespace elfin::detail {
+
+class ActorCell;
+class GroupRuntime;
+class SystemCore;
+
+enum class SendMode : unsigned char { Bounded, Try, Unbounded };
+
+class SendOp {
+ public:
+  /// Two-level routing from the sender's group: inter-group routes, then each group's router.
+  SendOp(GroupRuntime& from, Envelope envelope, SendMode mode);
+  /// Direct: a group address (its router only) or an actor address (no routing).
+  SendOp(SystemCore& system, Addr to, Envelope envelope, SendMode mode);
+  SendOp(SendOp&&) noexcept = default;
+
+  /// Pushes to the remaining recipients; false while waiting for space (Bounded mode only).
+  bool run(ActorCell* waiter);
+  [[nodiscard]] bool finished() const { return finished_; }
+  [[nodiscard]] Result<void, SendError> result() const;
+
+ private:
+  void finish();
+
+  Envelope envelope_;
+  Targets targets_;
+  std::size_t next_ = 0;
+  SendMode mode_;
+  bool finished_ = false;
+  bool any_ok_ = false;
+  bool any_full_ = false;
+  std::optional<SendError> resolve_error_;
+};
+
+}  // namespace elfin::detail

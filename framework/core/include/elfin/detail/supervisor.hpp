@@ -1,0 +1,134 @@
+// Supervisor<C, K>: the typed GroupRuntime — actors by key, spawned on demand by the router's
+// Outcome, the decoded config, and the exec function.
+//
+// Thread safety: `resolve` runs concurrently on senders' threads. The actor map is guarded by a
+// shared_mutex: lookups share it, spawning and removal take it exclusively. A singleton group's
+// map holds one actor and every send looks it up, so there a spin lock is cheaper than the
+// shared_mutex's bookkeeping (measured: the rwlock was ~10% of a 2→1 stream).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+
+#include <elfin/context.hpp>
+#include <elfin/detail/actor_cell.hpp>
+#include <elfin/detail/group_runtime.hpp>
+#include <elfin/detail/spin_lock.hpp>
+#include <elfin/map_router.hpp>
+#include <elfin/task.hpp>
+
+namespace elfin::detail {
+
+template <class C, class K>
+class Supervisor final : public GroupRuntime {
+ public:
+  using Exec = std::function<Task<>(Context<C, K>)>;
+
+  Supervisor(GroupInit init, GroupTraits traits, MapRouter<K> router, Exec exec)
+      : GroupRuntime(std::move(init), traits),
+        router_(std::move(router)),
+        exec_(std::move(exec)),
+        config_(std::make_shared<const C>()) {}
+
+  void resolve(const Envelope& envelope, Targets& out) override {
+    Outcome<K> outcome = router_.route(envelope);
+    using Kind = typename Outcome<K>::Kind;
+    switch (outcome.kind()) {
+      case Kind::Unicast:
+        return pick(outcome.key(), true, out);
+      case Kind::GentleUnicast:
+        return pick(outcome.key(), false, out);
+      case Kind::Multicast:
+        out.reserve(outcome.keys().size());
+        for (const K& key : outcome.keys()) pick(key, true, out);
+        return;
+      case Kind::GentleMulticast:
+        out.reserve(outcome.keys().size());
+        for (const K& key : outcome.keys()) pick(key, false, out);
+        return;
+      case Kind::Broadcast:
+        return broadcast(out);
+      case Kind::Discard:
+        return;
+      case Kind::Default:
+        if (default_is_broadcast(envelope)) broadcast(out);
+        return;
+    }
+  }
+
+  Result<void, std::string> apply_config(const AnyConfig& config) override {
+    auto decoded = config.decode<C>();
+    if (!decoded) return Err{std::move(decoded).error()};
+    auto next = std::make_shared<const C>(std::move(*decoded));
+    router_.update(next.get());
+    set_mailbox_capacity_from(config);
+    std::atomic_store(&config_, std::move(next));
+    return {};
+  }
+  std::shared_ptr<const void> current_config() const override { return std::atomic_load(&config_); }
+
+  /// The actor with `key`, started if `spawn` and there is none (nullptr otherwise).
+  std::shared_ptr<ActorCell> actor(const K& key, bool spawn) {
+    Targets found;
+    pick(key, spawn, found);
+    return found.empty() ? nullptr : found[0]->shared_from_this();
+  }
+
+  void stop_spawning() override { spawning_.store(false, std::memory_order_release); }
+
+  std::size_t active_actors() const override {
+    std::shared_lock lock(mu_);
+    return actors_.size();
+  }
+
+  void on_finished(ActorCell& cell) override {
+    auto& keyed = static_cast<KeyedCell<K>&>(cell);
+    std::unique_lock lock(mu_);
+    auto it = actors_.find(keyed.key());
+    if (it != actors_.end() && it->second.get() == &cell) actors_.erase(it);
+  }
+
+ private:
+  void pick(const K& key, bool spawn, Targets& out) {
+    {
+      std::shared_lock lock(mu_);
+      if (auto it = actors_.find(key); it != actors_.end()) return out.push(it->second);
+    }
+    if (!spawn || !spawning_.load(std::memory_order_acquire)) return;
+    std::unique_lock lock(mu_);
+    if (auto it = actors_.find(key); it != actors_.end()) return out.push(it->second);
+    out.push(spawn_locked(key));
+  }
+
+  void broadcast(Targets& out) {
+    std::shared_lock lock(mu_);
+    for (const auto& [key, cell] : actors_) out.push(cell);
+  }
+
+  std::shared_ptr<ActorCell> spawn_locked(const K& key) {
+    auto cell = std::make_shared<KeyedCell<K>>(*this, key, traits().external);
+    cell->mailbox().set_capacity(mailbox_capacity());
+    cell->set_config(current_config());
+    register_actor(system(), cell, group_no());
+    if (exec_) cell->task_ = exec_(Context<C, K>{cell.get()});
+    actors_.emplace(key, cell);
+    if (exec_) start_actor(*cell);
+    return cell;
+  }
+
+  MapRouter<K> router_;
+  Exec exec_;
+  std::shared_ptr<const C> config_;  // accessed with std::atomic_load/store
+  std::atomic<bool> spawning_{true};
+  using Lock = std::conditional_t<std::is_same_v<K, Singleton>, SpinLock, std::shared_mutex>;
+  mutable Lock mu_;
+  std::unordered_map<K, std::shared_ptr<ActorCell>> actors_;
+};
+
+}  // namespace elfin::detail

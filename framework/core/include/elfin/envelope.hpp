@@ -1,0 +1,112 @@
+// Envelope: a message in flight, with who sent it, its trace id, its kind and when it was sent.
+//
+// An Envelope is a move-only handle to one allocation (header + message). When a message goes to
+// several actors, each mailbox holds its own handle to the same immutable block.
+//
+// A handle delivered to a mailbox carries the obligation to answer if the message is a request:
+// if the recipient drops it without taking the token, the requester gets `Ignored`; if it is
+// dropped unreceived (the recipient finished first), `Failed`.
+//
+// Thread safety: distinct handles are safe to use from different threads; one handle is not.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+
+#include <elfin/addr.hpp>
+#include <elfin/message.hpp>
+#include <elfin/trace_id.hpp>
+
+namespace elfin {
+
+template <Request R>
+class ResponseToken;
+
+using MessageKind = detail::MessageKind;
+
+class Envelope {
+ public:
+  Envelope() = default;
+  Envelope(Envelope&& other) noexcept : block_(std::exchange(other.block_, nullptr)), flags_(other.flags_) {}
+  Envelope& operator=(Envelope&& other) noexcept {
+    if (this != &other) {
+      release();
+      block_ = std::exchange(other.block_, nullptr);
+      flags_ = other.flags_;
+    }
+    return *this;
+  }
+  Envelope(const Envelope&) = delete;
+  Envelope& operator=(const Envelope&) = delete;
+  ~Envelope() { release(); }
+
+  /// Wraps `message` in a new envelope (one allocation).
+  template <Message M>
+  [[nodiscard]] static Envelope make(M message, Addr sender, TraceId trace_id, MessageKind kind = MessageKind::Regular);
+
+  [[nodiscard]] bool valid() const { return block_ != nullptr; }
+  [[nodiscard]] const MessageVTable& vtable() const { return *block_->vtable; }
+  [[nodiscard]] std::string_view protocol() const { return block_->vtable->protocol; }
+  [[nodiscard]] std::string_view name() const { return block_->vtable->name; }
+  [[nodiscard]] Addr sender() const { return block_->sender; }
+  [[nodiscard]] TraceId trace_id() const { return block_->trace_id; }
+  [[nodiscard]] MessageKind kind() const { return block_->kind; }
+  /// When it was sent, if the runtime records it (telemetry turns this on); the clock's epoch otherwise.
+  [[nodiscard]] std::chrono::steady_clock::time_point created_at() const { return block_->created_at; }
+
+  template <Message M>
+  [[nodiscard]] bool is() const {
+    return block_ && block_->vtable == &vtable_of<M>();
+  }
+  /// The message if it is an `M`, else nullptr.
+  template <Message M>
+  [[nodiscard]] const M* get() const {
+    return is<M>() ? &static_cast<const detail::TypedBlock<M>*>(block_)->message : nullptr;
+  }
+  /// The message, type-erased (see `vtable()`).
+  [[nodiscard]] const void* data() const { return block_->vtable->data(block_); }
+
+  /// Takes the answer obligation of a received request. A request sent with a plain `send`
+  /// yields a "forgotten" token: answering it does nothing.
+  template <Request R>
+  [[nodiscard]] ResponseToken<R> take_token();
+
+  // --- runtime internals -------------------------------------------------------------------
+  /// Another handle to the same block, without any answer obligation.
+  [[nodiscard]] Envelope share() const {
+    block_->refs.fetch_add(1, std::memory_order_relaxed);
+    return Envelope{block_, 0};
+  }
+  [[nodiscard]] detail::EnvelopeBlock* block() const { return block_; }
+  void mark_obligated() { flags_ |= kObligated; }
+  void mark_received() { flags_ |= kReceived; }
+  [[nodiscard]] bool obligated() const { return (flags_ & kObligated) != 0; }
+  /// Releases this handle's answer obligation without answering (the runtime answered itself).
+  void discharge() { flags_ &= static_cast<std::uint8_t>(~kObligated); }
+  explicit Envelope(detail::EnvelopeBlock* block, std::uint8_t flags = 0) : block_(block), flags_(flags) {}
+
+ private:
+  static constexpr std::uint8_t kObligated = 1;
+  static constexpr std::uint8_t kReceived = 2;
+
+  void release() noexcept;
+  void settle_obligation() noexcept;
+
+  detail::EnvelopeBlock* block_ = nullptr;
+  std::uint8_t flags_ = 0;
+};
+
+template <Message M>
+Envelope Envelope::make(M message, Addr sender, TraceId trace_id, MessageKind kind) {
+  auto* block = new detail::TypedBlock<M>(std::move(message));
+  block->vtable = &vtable_of<M>();
+  block->sender = sender;
+  block->trace_id = trace_id;
+  block->kind = kind;
+  block->created_at = detail::creation_stamp();
+  return Envelope{block};
+}
+
+}  // namespace elfin

@@ -1,0 +1,37 @@
+// Template bodies for message.hpp.
+#pragma once
+
+#include <elfin/detail/envelope_block.hpp>
+#include <elfin/message.hpp>
+
+namespace elfin {
+
+template <Message M>
+const MessageVTable& vtable_of() noexcept {
+  static const MessageVTable vtable{
+      .protocol = M::elfin_protocol,
+      .name = M::elfin_name,
+      .is_request = Request<M>,
+      .is_system = detail::kIsSystemMessage<M>,
+      .clone = [](const void* m) -> void* { return new M(*static_cast<const M*>(m)); },
+      .destroy = [](void* m) noexcept { delete static_cast<M*>(m); },
+      .pack = [](const void* m, msgpack::packer<msgpack::sbuffer>& out) { out.pack(*static_cast<const M*>(m)); },
+      .unpack = [](const msgpack::object& obj) -> void* {
+        auto m = std::make_unique<M>();
+        obj.convert(*m);
+        return m.release();
+      },
+      .make_block = [](void* m) -> detail::EnvelopeBlock* {
+        auto* block = new detail::TypedBlock<M>(std::move(*static_cast<M*>(m)));
+        block->vtable = &vtable_of<M>();
+        return block;
+      },
+      .destroy_block = [](detail::EnvelopeBlock* b) noexcept { delete static_cast<detail::TypedBlock<M>*>(b); },
+      .data = [](const detail::EnvelopeBlock* b) noexcept -> const void* {
+        return &static_cast<const detail::TypedBlock<M>*>(b)->message;
+      },
+  };
+  return vtable;
+}
+
+}  // namespace elfin

@@ -1,0 +1,186 @@
+// Requests and responses: `co_await ctx.request(r)` and `ctx.respond(token, value)`.
+//
+// A request carries a shared answer slot (RequestState). Each mailbox the request reaches owes
+// one answer; the recipient discharges it by responding through its ResponseToken, or by dropping
+// the token (Ignored), or by finishing without handling it (Failed). The requester resumes when
+// the answer it waits for is known:
+//   - "any" (`co_await ctx.request(r)`): the first Ok, else the best error (Ignored > Failed);
+//   - "all" (`co_await ctx.request(r).all()`): every recipient's answer, in arrival order.
+// A request that reached no mailbox at all is Failed at once.
+//
+// Thread safety: RequestState is shared between the requester and the responders and locks
+// internally. A ResponseToken is move-only and used by the actor that received the request.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>  // std::lock_guard
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <elfin/detail/spin_lock.hpp>
+#include <elfin/detail/waker.hpp>
+#include <elfin/envelope.hpp>
+#include <elfin/errors.hpp>
+#include <elfin/result.hpp>
+#include <elfin/trace_id.hpp>
+
+namespace elfin {
+
+namespace detail {
+
+class RequestStateBase {
+ public:
+  RequestStateBase(bool all, Waker waiter) : waiter_(std::move(waiter)), all_(all) {}
+  RequestStateBase(const RequestStateBase&) = delete;
+  RequestStateBase& operator=(const RequestStateBase&) = delete;
+  virtual ~RequestStateBase() = default;
+
+  /// One more mailbox holds the request. Called before the push, so an answer can never
+  /// outrun its own delivery count.
+  void add_delivery() {
+    std::lock_guard lock(mu_);
+    ++outstanding_;
+  }
+  /// The push after `add_delivery` failed: that mailbox owes nothing.
+  void cancel_delivery() { finish_one(std::nullopt); }
+  /// A recipient will never answer.
+  void fail(RequestError error) { finish_one(error); }
+  /// The requester finished delivering; from now on an empty count means "all answered".
+  void release_sender() { finish_one(std::nullopt); }
+
+  /// Acquire pairs with the release in `settle`, so the answer written before is visible.
+  [[nodiscard]] bool done() const { return done_.load(std::memory_order_acquire); }
+  [[nodiscard]] bool is_all() const { return all_; }
+  /// Trace id of the answer that completed the request (responses carry their request's trace).
+  /// Valid once `done()`; nothing writes it afterwards.
+  [[nodiscard]] TraceId response_trace_id() const { return response_trace_; }
+
+ protected:
+  // Every path that changes the answer state funnels through here: it updates the count and, if
+  // the request just completed, wakes the requester outside the lock.
+  template <class Record>
+  void settle(Record&& record, bool counts_as_answer, TraceId trace) {
+    Waker to_wake;
+    {
+      std::lock_guard lock(mu_);
+      if (done_.load(std::memory_order_relaxed)) return;
+      bool complete_now = record();
+      if (counts_as_answer) --outstanding_;
+      if (trace.is_valid()) response_trace_ = trace;
+      if (complete_now || outstanding_ == 0) {
+        done_.store(true, std::memory_order_release);
+        to_wake = std::move(waiter_);
+      }
+    }
+    if (to_wake) to_wake.wake();
+  }
+  virtual void record_error_locked(RequestError error) = 0;
+
+ private:
+  void finish_one(std::optional<RequestError> error) {
+    settle(
+        [&] {
+          if (error) record_error_locked(*error);
+          return false;
+        },
+        true, TraceId{});
+  }
+
+  SpinLock mu_;
+  int outstanding_ = 1;  // the requester's own hold until `release_sender`
+  std::atomic<bool> done_{false};
+  TraceId response_trace_;
+  Waker waiter_;
+  bool all_;
+};
+
+template <class T>
+class RequestState final : public RequestStateBase {
+ public:
+  using RequestStateBase::RequestStateBase;
+
+  void respond(T value, TraceId trace) {
+    this->settle(
+        [&] {
+          if (is_all()) {
+            all_results_.emplace_back(std::move(value));
+            return false;
+          }
+          any_result_.emplace(std::move(value));
+          return true;  // the first Ok settles an "any" request
+        },
+        true, trace);
+  }
+
+  /// The answer of an "any" request (call once `done()`).
+  Result<T, RequestError> take_any() {
+    if (any_result_) return std::move(*any_result_);
+    return Err{best_error_.value_or(RequestError::Failed)};
+  }
+  /// Every answer of an "all" request (call once `done()`).
+  std::vector<Result<T, RequestError>> take_all() { return std::move(all_results_); }
+
+ private:
+  void record_error_locked(RequestError error) override {
+    if (is_all()) {
+      all_results_.emplace_back(Err{error});
+    } else if (!best_error_ || error == RequestError::Ignored) {
+      best_error_ = error;
+    }
+  }
+
+  std::optional<Result<T, RequestError>> any_result_;
+  std::optional<RequestError> best_error_;
+  std::vector<Result<T, RequestError>> all_results_;
+};
+
+}  // namespace detail
+
+/// The right to answer one request, once. Dropping it unanswered answers `Ignored`.
+template <Request R>
+class [[nodiscard]] ResponseToken {
+ public:
+  using Response = typename R::Response;
+
+  ResponseToken() = default;
+  ResponseToken(std::shared_ptr<detail::RequestState<Response>> state, TraceId trace_id)
+      : state_(std::move(state)), trace_id_(trace_id) {}
+  ResponseToken(ResponseToken&&) noexcept = default;
+  ResponseToken& operator=(ResponseToken&& other) noexcept {
+    if (this != &other) {
+      drop();
+      state_ = std::move(other.state_);
+      trace_id_ = other.trace_id_;
+    }
+    return *this;
+  }
+  ~ResponseToken() { drop(); }
+
+  /// A token of a request sent with plain `send`: nobody waits, answers are discarded.
+  [[nodiscard]] bool is_forgotten() const { return !state_; }
+
+  /// Answers the request. Prefer `ctx.respond(std::move(token), value)`.
+  void respond(Response value) && {
+    if (auto state = std::move(state_)) state->respond(std::move(value), trace_id_);
+  }
+
+ private:
+  void drop() {
+    if (auto state = std::move(state_)) state->fail(RequestError::Ignored);
+  }
+  std::shared_ptr<detail::RequestState<Response>> state_;
+  TraceId trace_id_;
+};
+
+template <Request R>
+ResponseToken<R> Envelope::take_token() {
+  if (!block_->request || !obligated()) return {};
+  discharge();  // from now on the token carries the obligation
+  return ResponseToken<R>{std::static_pointer_cast<detail::RequestState<typename R::Response>>(block_->request),
+                          block_->trace_id};
+}
+
+}  // namespace elfin

@@ -1,0 +1,85 @@
+// Result<T, E>: a value or an error, elfin's `std::expected` for GCC 12.
+//
+// Expected failures in elfin (a full mailbox, an ignored request, a bad config) are values, never
+// exceptions. `Result` is deliberately small: construct from a value or from `Err(e)`, test with
+// `ok()` / `operator bool`, read with `value()` / `error()`.
+//
+// Thread safety: a plain value type.
+#pragma once
+
+#include <cassert>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+namespace elfin {
+
+/// Wraps an error so `Result<T, E>` can be built from it even when `T` and `E` are the same type.
+template <class E>
+struct Err {
+  E error;
+};
+template <class E>
+Err(E) -> Err<E>;
+
+template <class T, class E>
+class [[nodiscard]] Result {
+ public:
+  using value_type = T;
+  using error_type = E;
+
+  template <class U = T, class = std::enable_if_t<std::is_constructible_v<T, U&&>>>
+  Result(U&& value) : storage_(std::in_place_index<0>, std::forward<U>(value)) {}  // NOLINT: implicit on purpose
+  template <class G>
+  Result(Err<G> err) : storage_(std::in_place_index<1>, std::move(err.error)) {}  // NOLINT
+
+  [[nodiscard]] bool ok() const noexcept { return storage_.index() == 0; }
+  explicit operator bool() const noexcept { return ok(); }
+
+  T& value() & { return assert(ok()), std::get<0>(storage_); }
+  const T& value() const& { return assert(ok()), std::get<0>(storage_); }
+  T&& value() && { return assert(ok()), std::get<0>(std::move(storage_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+  const E& error() const& { return assert(!ok()), std::get<1>(storage_); }
+  E&& error() && { return assert(!ok()), std::get<1>(std::move(storage_)); }
+
+  template <class U>
+  T value_or(U&& fallback) const& {
+    return ok() ? value() : static_cast<T>(std::forward<U>(fallback));
+  }
+
+  friend bool operator==(const Result& a, const Result& b) = default;
+
+ private:
+  std::variant<T, E> storage_;
+};
+
+/// `Result<void, E>`: success carries nothing.
+template <class E>
+class [[nodiscard]] Result<void, E> {
+ public:
+  using value_type = void;
+  using error_type = E;
+
+  Result() = default;
+  template <class G>
+  Result(Err<G> err) : error_(std::move(err.error)), ok_(false) {}  // NOLINT
+
+  [[nodiscard]] bool ok() const noexcept { return ok_; }
+  explicit operator bool() const noexcept { return ok_; }
+  const E& error() const& { return assert(!ok_), error_; }
+  E&& error() && { return assert(!ok_), std::move(error_); }
+
+  friend bool operator==(const Result& a, const Result& b) { return a.ok_ == b.ok_ && (a.ok_ || a.error_ == b.error_); }
+
+ private:
+  E error_{};
+  bool ok_ = true;
+};
+
+}  // namespace elfin

@@ -1,0 +1,90 @@
+// System: a running node — its groups, worker threads and address book — from `start` until
+// every actor has finished.
+//
+//   auto system = System::start(std::move(topology), {.config_toml = "[counters]\\nstep = 2"});
+//   if (!system) { fmt::print(stderr, "{}\\n", system.error()); return 1; }
+//   ...
+//   system->terminate();   // polite Terminate to user groups, then system groups
+//   system->join();
+//
+// `run(topology, options)` does the same for a `main`: start, stop on SIGTERM/SIGINT, wait.
+//
+// Start-up: duplicate message names, unmounted groups, bad routes and configs that do not decode
+// are reported before any actor runs, and nothing is started.
+//
+// Thread safety: the System object is used from the thread that started it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <elfin/actor_status.hpp>
+#include <elfin/addr.hpp>
+#include <elfin/config.hpp>
+#include <elfin/result.hpp>
+#include <elfin/topology.hpp>
+
+namespace elfin {
+
+namespace detail {
+class GroupRuntime;
+class SystemCore;
+}  // namespace detail
+
+struct StartOptions {
+  std::uint16_t node_no = 0;
+  /// Worker threads; 0 means the config's `[system.runtime] workers`, else one per core.
+  unsigned workers = 0;
+  /// The config document (TOML): one table per group, e.g. `[counters] step = 2`.
+  std::string config_toml;
+  /// An already parsed config document; used instead of `config_toml` when set.
+  std::optional<AnyConfig> config;
+  /// Where `config_toml` came from, for error messages.
+  std::string config_source = "<config>";
+  /// Called on every actor status change, on the thread that made it. Keep it short.
+  std::function<void(const ActorMeta&, Addr, const ActorStatus&)> on_status;
+  /// Termination stage timeouts: after the polite Terminate, after Terminate::closing().
+  std::chrono::milliseconds terminate_closing_after{30'000};
+  std::chrono::milliseconds terminate_give_up_after{15'000};
+};
+
+class System {
+ public:
+  [[nodiscard]] static Result<System, std::string> start(Topology topology, StartOptions options = {});
+
+  System(System&&) noexcept;
+  System& operator=(System&&) noexcept;
+  System(const System&) = delete;
+  System& operator=(const System&) = delete;
+  /// Terminates (if still running) and waits.
+  ~System();
+
+  /// Starts system termination (idempotent, returns at once).
+  void terminate(std::string reason = "terminate() called");
+  /// Waits until termination has finished.
+  void join();
+  /// Waits up to `timeout` for termination to finish.
+  [[nodiscard]] bool join_for(std::chrono::milliseconds timeout);
+
+  /// The address of a group, or the null address.
+  [[nodiscard]] Addr group_addr(std::string_view name) const;
+  [[nodiscard]] std::size_t active_actors() const;
+  [[nodiscard]] detail::SystemCore& core() const { return *core_; }
+  /// The running group named `name` (runtime internals; the test proxy uses it).
+  [[nodiscard]] detail::GroupRuntime* core_group(std::string_view name) const;
+
+ private:
+  explicit System(std::unique_ptr<detail::SystemCore> core);
+  std::unique_ptr<detail::SystemCore> core_;
+};
+
+/// Starts `topology`, terminates it on SIGTERM or SIGINT (a second signal exits at once), and
+/// returns the process exit code: 0 after a clean termination, 1 if it could not start.
+[[nodiscard]] int run(Topology topology, StartOptions options = {});
+
+}  // namespace elfin

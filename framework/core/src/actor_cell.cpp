@@ -1,0 +1,108 @@
+#include <elfin/detail/actor_cell.hpp>
+
+#include <cassert>
+
+#include <elfin/detail/group_runtime.hpp>
+#include <elfin/messages.hpp>
+#include <elfin/request.hpp>
+
+#include "system_core.hpp"
+
+namespace elfin::detail {
+
+ActorCell::ActorCell(GroupRuntime& group, bool external) : group_(&group), external_(external) {}
+
+ActorCell::~ActorCell() {
+  // The frame may hold envelopes and tokens whose destructors look at this cell; end it first.
+  task_ = {};
+}
+
+ActorMeta ActorCell::meta() const { return ActorMeta{group_->name(), key_text()}; }
+
+void ActorCell::notify() {
+  if (external_) {
+    {
+      std::lock_guard lock(ext_mu_);
+      ++ext_signals_;
+    }
+    ext_cv_.notify_all();
+    return;
+  }
+  SchedState s = sched_.load(std::memory_order_acquire);
+  for (;;) {
+    switch (s) {
+      case SchedState::Idle:
+        if (sched_.compare_exchange_weak(s, SchedState::Scheduled, std::memory_order_acq_rel)) {
+          assert(resume_point_ && "notified an actor that is not suspended");
+          group_->system().scheduler().schedule(this);
+          return;
+        }
+        break;
+      case SchedState::Running:
+        if (sched_.compare_exchange_weak(s, SchedState::RunningNotified, std::memory_order_acq_rel)) return;
+        break;
+      case SchedState::Scheduled:
+      case SchedState::RunningNotified:
+      case SchedState::Dead:
+        return;  // it will poll anyway, or never again
+    }
+  }
+}
+
+bool ActorCell::wait_external(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(ext_mu_);
+  bool signalled = ext_cv_.wait_until(lock, deadline, [&] { return ext_signals_ != ext_seen_; });
+  ext_seen_ = ext_signals_;
+  return signalled;
+}
+
+void ActorCell::set_status(ActorStatus status) {
+  if (status == status_) return;
+  status_ = std::move(status);
+  group_->system().report_status(*this, status_);
+}
+
+Mailbox::PopResult ActorCell::take_next(Envelope& out) {
+  if (!seen_recv_) {
+    seen_recv_ = true;
+    if (status_.kind() == ActorStatusKind::Initializing) set_status(ActorStatus::NORMAL);
+  }
+  for (;;) {
+    const Mailbox::PopResult result = mailbox_.pop(out);
+    if (result == Mailbox::PopResult::Closed) {
+      if (!status_.is_finished() && status_.kind() != ActorStatusKind::Terminating)
+        set_status(ActorStatus::TERMINATING);
+      return result;
+    }
+    if (result == Mailbox::PopResult::Empty) return result;
+    out.mark_received();
+    trace_id_ = out.trace_id();
+    if (!out.vtable().is_system) return result;
+
+    // The runtime's share of the mailbox: these never reach user code, or reach it transformed.
+    if (out.is<Ping>()) {
+      out.take_token<Ping>().respond(Unit{});
+      continue;
+    }
+    if (out.is<UpdateConfig>()) {
+      config_ = group_->current_config();
+      out = Envelope::make(ConfigUpdated{}, out.sender(), out.trace_id());
+      out.mark_received();
+      return result;
+    }
+    if (const auto* terminate = out.get<Terminate>()) {
+      if (terminate->force_close || !group_->traits().termination.is_manual()) {
+        mailbox_.close();
+        continue;
+      }
+      set_status(ActorStatus::TERMINATING);  // TerminationPolicy::manually: the actor decides when
+    }
+    return result;
+  }
+}
+
+void Waker::wake() const {
+  if (cell_) cell_->notify();
+}
+
+}  // namespace elfin::detail

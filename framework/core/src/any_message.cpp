@@ -1,0 +1,64 @@
+#include <elfin/any_message.hpp>
+
+#include <fmt/format.h>
+
+#include <elfin/envelope.hpp>
+
+namespace elfin {
+
+AnyMessage::AnyMessage(const AnyMessage& other)
+    : vtable_(other.vtable_), object_(other.vtable_->clone(other.object_)) {}
+
+AnyMessage& AnyMessage::operator=(const AnyMessage& other) {
+  if (this != &other) *this = AnyMessage(other);
+  return *this;
+}
+
+AnyMessage& AnyMessage::operator=(AnyMessage&& other) noexcept {
+  if (this != &other) {
+    if (object_ != nullptr) vtable_->destroy(object_);
+    vtable_ = other.vtable_;
+    object_ = std::exchange(other.object_, nullptr);
+  }
+  return *this;
+}
+
+AnyMessage::~AnyMessage() {
+  if (object_ != nullptr) vtable_->destroy(object_);
+}
+
+Result<AnyMessage, std::string> AnyMessage::decode(std::string_view protocol, std::string_view name,
+                                                   std::string_view bytes) {
+  const MessageVTable* vtable = MessageRegistry::instance().find(protocol, name);
+  if (vtable == nullptr) return Err{fmt::format("unknown message `{}.{}`: no such type is registered", protocol, name)};
+  try {
+    auto handle = msgpack::unpack(bytes.data(), bytes.size());
+    return AnyMessage{vtable, vtable->unpack(handle.get())};
+  } catch (const std::exception& e) {
+    return Err{fmt::format("cannot decode `{}.{}` from {} bytes: {}", protocol, name, bytes.size(), e.what())};
+  }
+}
+
+AnyMessage AnyMessage::from(const Envelope& envelope) {
+  return AnyMessage{&envelope.vtable(), envelope.vtable().clone(envelope.data())};
+}
+
+std::string AnyMessage::encode() const { return encode_message(*vtable_, object_); }
+
+Envelope AnyMessage::into_envelope(Addr sender, TraceId trace_id) && {
+  detail::EnvelopeBlock* block = vtable_->make_block(object_);
+  vtable_->destroy(std::exchange(object_, nullptr));  // make_block moved the message out
+  block->sender = sender;
+  block->trace_id = trace_id;
+  block->created_at = detail::creation_stamp();
+  return Envelope{block};
+}
+
+std::string encode_message(const MessageVTable& vtable, const void* message) {
+  msgpack::sbuffer buffer;
+  msgpack::packer<msgpack::sbuffer> packer(buffer);
+  vtable.pack(message, packer);
+  return std::string(buffer.data(), buffer.size());
+}
+
+}  // namespace elfin

@@ -1,0 +1,21 @@
+#include <elfin/envelope.hpp>
+
+#include <elfin/request.hpp>
+
+namespace elfin {
+
+void Envelope::release() noexcept {
+  if (block_ == nullptr) return;
+  if ((flags_ & kObligated) != 0) settle_obligation();
+  if (block_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) block_->vtable->destroy_block(block_);
+  block_ = nullptr;
+}
+
+void Envelope::settle_obligation() noexcept {
+  // A request dropped by its recipient: Ignored if the actor received it (and chose not to
+  // answer), Failed if it never got that far (its mailbox was dropped with the message inside).
+  if (block_->request) block_->request->fail((flags_ & kReceived) != 0 ? RequestError::Ignored : RequestError::Failed);
+  flags_ &= static_cast<std::uint8_t>(~kObligated);
+}
+
+}  // namespace elfin

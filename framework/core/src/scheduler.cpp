@@ -1,0 +1,202 @@
+#include "scheduler.hpp"
+
+#include <cassert>
+#include <chrono>
+#include <utility>
+
+#include <elfin/detail/actor_cell.hpp>
+
+#include "system_core.hpp"
+
+namespace elfin::detail {
+
+struct Scheduler::Worker {
+  Scheduler* owner = nullptr;
+  unsigned index = 0;
+  unsigned streak = 0;
+  SpinLock mu;
+  RingBuffer<ActorCell*> stack;           // guarded by mu; top = back
+  std::atomic<std::size_t> stack_len{0};  // read by thieves without the lock
+};
+
+namespace {
+thread_local Scheduler::Worker* tls_worker = nullptr;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+}  // namespace
+
+Scheduler::Scheduler(unsigned workers) {
+  const unsigned n = workers == 0 ? std::max(1u, std::thread::hardware_concurrency()) : workers;
+  for (unsigned i = 0; i < n; ++i) {
+    auto w = std::make_unique<Worker>();
+    w->owner = this;
+    w->index = i;
+    workers_.push_back(std::move(w));
+  }
+}
+
+Scheduler::~Scheduler() { stop(); }
+
+void Scheduler::start() {
+  threads_.reserve(workers_.size());
+  for (auto& w : workers_) threads_.emplace_back([this, worker = w.get()] { worker_main(*worker); });
+}
+
+void Scheduler::stop() {
+  stop_requested_.store(true, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+void Scheduler::schedule(ActorCell* cell) {
+  Worker* w = tls_worker;
+  if (w == nullptr || w->owner != this) return push_global(cell);
+  std::size_t len;
+  {
+    std::lock_guard lock(w->mu);
+    w->stack.push_back(cell);
+    len = w->stack.size();
+    w->stack_len.store(len, std::memory_order_relaxed);
+  }
+  // More than the one actor this worker runs next: a sleeping worker could take some.
+  if (len > 1 && sleeping_.load(std::memory_order_relaxed) > 0) wake_sleeper();
+}
+
+void Scheduler::push_global(ActorCell* cell) {
+  {
+    std::lock_guard lock(mu_);
+    global_.push_back(cell);
+    global_len_.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (sleeping_.load(std::memory_order_relaxed) > 0) wake_sleeper();
+}
+
+void Scheduler::wake_sleeper() {
+  std::lock_guard lock(mu_);
+  cv_.notify_one();
+}
+
+void Scheduler::worker_main(Worker& worker) {
+  tls_worker = &worker;
+  while (ActorCell* cell = next_cell(worker)) run_cell(cell);
+  tls_worker = nullptr;
+}
+
+ActorCell* Scheduler::pop_global() {
+  if (global_len_.load(std::memory_order_relaxed) == 0) return nullptr;
+  std::lock_guard lock(mu_);
+  if (global_.empty()) return nullptr;
+  global_len_.fetch_sub(1, std::memory_order_relaxed);
+  return global_.pop_front();
+}
+
+ActorCell* Scheduler::steal(const Worker& thief) {
+  for (std::size_t i = 1; i < workers_.size(); ++i) {
+    Worker& victim = *workers_[(thief.index + i) % workers_.size()];
+    if (victim.stack_len.load(std::memory_order_relaxed) < 2) continue;
+    std::lock_guard lock(victim.mu);
+    if (victim.stack.size() < 2) continue;
+    ActorCell* cell = victim.stack.pop_front();  // the oldest: least likely to be cache-hot there
+    victim.stack_len.store(victim.stack.size(), std::memory_order_relaxed);
+    return cell;
+  }
+  return nullptr;
+}
+
+ActorCell* Scheduler::find_work(Worker& w) {
+  {
+    std::lock_guard lock(w.mu);
+    if (!w.stack.empty()) {
+      // Newest first, but after a streak let the oldest (bottom) and the global queue have a turn.
+      ActorCell* cell = nullptr;
+      if (w.streak < kMaxLocalStreak) {
+        ++w.streak;
+        cell = w.stack.pop_back();
+      } else if (global_len_.load(std::memory_order_relaxed) == 0) {
+        w.streak = 0;
+        cell = w.stack.pop_front();
+      }
+      if (cell != nullptr) {
+        w.stack_len.store(w.stack.size(), std::memory_order_relaxed);
+        return cell;
+      }
+    }
+  }
+  w.streak = 0;
+  if (ActorCell* cell = pop_global()) return cell;
+  return steal(w);
+}
+
+ActorCell* Scheduler::next_cell(Worker& w) {
+  for (;;) {
+    if (stop_requested_.load(std::memory_order_relaxed)) return nullptr;
+    if (ActorCell* cell = find_work(w)) return cell;
+    // Spin (then yield) before sleeping: work usually arrives within microseconds between busy
+    // actors, and a futex sleep + wake costs more than that on both sides.
+    bool seen = false;
+    for (unsigned i = 0; i < kSpinRounds && !seen; ++i) {
+      if (i < kSpinRounds / 2) {
+        cpu_relax();
+      } else {
+        std::this_thread::yield();
+      }
+      seen = global_len_.load(std::memory_order_relaxed) != 0 || w.stack_len.load(std::memory_order_relaxed) != 0;
+      for (std::size_t v = 0; v < workers_.size() && !seen; ++v) {
+        seen = workers_[v]->stack_len.load(std::memory_order_relaxed) > 1;
+      }
+    }
+    if (seen) continue;
+    std::unique_lock lock(mu_);
+    // Once stopping, actors still queued are abandoned: termination already gave up on them, and a
+    // runaway actor must not keep the workers (and so the process) alive.
+    if (stopping_) return nullptr;
+    if (!global_.empty()) continue;
+    sleeping_.fetch_add(1, std::memory_order_relaxed);
+    cv_.wait_for(lock, std::chrono::milliseconds(1));
+    sleeping_.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+void Scheduler::run_cell(ActorCell* cell) {
+  // We dequeued the cell, so we are the only thread that may move it out of Scheduled; the queue's
+  // lock orders this after everything the scheduling thread wrote.
+  [[maybe_unused]] const SchedState was = cell->sched_.exchange(SchedState::Running, std::memory_order_relaxed);
+  assert(was == SchedState::Scheduled && "an actor was queued twice");
+  assert(cell->resume_point_ && "a queued actor has nowhere to resume");
+  cell->budget_ = ActorCell::kRecvBudget;
+  for (unsigned polls = 0;; ++polls) {
+    if (cell->poll_fn_ == nullptr || cell->poll_fn_(cell->poll_arg_)) {
+      cell->poll_fn_ = nullptr;
+      std::exchange(cell->resume_point_, {}).resume();
+      if (cell->task_.done()) {
+        finish_actor(*cell);
+        return;
+      }
+      if (std::exchange(cell->yield_requested_, false)) {
+        cell->sched_.store(SchedState::Scheduled, std::memory_order_release);
+        push_global(cell);
+        return;
+      }
+    }
+    SchedState expected = SchedState::Running;
+    if (cell->sched_.compare_exchange_strong(expected, SchedState::Idle, std::memory_order_acq_rel)) return;
+    // Notified while running: poll again, unless this actor keeps being woken for nothing.
+    if (polls >= kMaxRepolls) {
+      cell->sched_.store(SchedState::Scheduled, std::memory_order_release);
+      push_global(cell);
+      return;
+    }
+    cell->sched_.store(SchedState::Running, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace elfin::detail

@@ -1,0 +1,182 @@
+#include "system_core.hpp"
+
+#include <exception>
+
+#include <elfin/detail/actor_cell.hpp>
+#include <elfin/detail/send_op.hpp>
+#include <elfin/messages.hpp>
+
+#include "runtime_log.hpp"
+
+namespace elfin::detail {
+
+SystemCore::SystemCore(StartOptions options) : options_(std::move(options)), scheduler_(options_.workers) {}
+
+SystemCore::~SystemCore() {
+  terminate("system dropped");
+  join();
+  if (terminator_.joinable()) terminator_.join();
+  scheduler_.stop();
+  // Actors that never finished (termination gave up on them) still own coroutine frames and
+  // mailboxes that may hold wakers of each other; destroy them while every cell is still alive.
+  for (const auto& cell : book_.snapshot()) {
+    cell->sched_.store(SchedState::Dead, std::memory_order_release);
+    cell->mailbox().close();
+    std::ignore = cell->mailbox().drain();
+    cell->task_ = {};
+  }
+}
+
+GroupRuntime* SystemCore::group(std::uint8_t group_no) const {
+  return group_no >= 1 && group_no <= groups_.size() ? groups_[group_no - 1].get() : nullptr;
+}
+
+GroupRuntime* SystemCore::find_group(std::string_view name) const {
+  for (const auto& g : groups_) {
+    if (g->name() == name) return g.get();
+  }
+  return nullptr;
+}
+
+std::optional<SendError> SystemCore::resolve_addr(Addr to, const Envelope& envelope, Targets& out) const {
+  GroupRuntime* g = to.node_no() == node_no() ? group(to.group_no()) : nullptr;
+  if (g == nullptr) return SendError::UnknownAddr;
+  if (to.is_group()) {
+    g->resolve(envelope, out);
+    if (out.empty()) return SendError::NoRoute;
+    return std::nullopt;
+  }
+  auto cell = const_cast<AddressBook&>(book_).find(to);
+  if (!cell) return SendError::Closed;  // the actor has finished
+  out.push(std::move(cell));
+  return std::nullopt;
+}
+
+void SystemCore::send_to_group(GroupRuntime& group, Envelope envelope) {
+  SendOp op{*this, group.addr(), std::move(envelope), SendMode::Unbounded};
+  std::ignore = op.run(nullptr);
+}
+
+void SystemCore::actor_registered() { live_actors_.fetch_add(1, std::memory_order_relaxed); }
+
+void SystemCore::actor_finished(ActorCell& cell) {
+  {
+    // Leaving the group and the live count change together under mu_, so whoever waits for a
+    // group to empty (termination, join) never sees one without the other.
+    std::lock_guard lock(mu_);
+    cell.group().on_finished(cell);
+    live_actors_.fetch_sub(1, std::memory_order_release);
+  }
+  cv_.notify_all();
+}
+
+void SystemCore::report_status(const ActorCell& cell, const ActorStatus& status) {
+  if (status.kind() == ActorStatusKind::Failed) {
+    log_runtime(LogLevel::Error, cell.meta(), "actor failed: {}", status.details());
+  } else if (status.kind() == ActorStatusKind::Alarming) {
+    log_runtime(LogLevel::Warn, cell.meta(), "actor is alarming: {}", status.details());
+  }
+  if (options_.on_status) options_.on_status(cell.meta(), cell.addr(), status);
+}
+
+void SystemCore::terminate(std::string reason) {
+  std::lock_guard lock(mu_);
+  if (terminating_) return;
+  terminating_ = true;
+  terminator_ = std::thread([this, reason = std::move(reason)]() mutable { termination_sequence(std::move(reason)); });
+}
+
+void SystemCore::join() {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return terminated_; });
+}
+
+bool SystemCore::join_for(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return terminated_; });
+}
+
+bool SystemCore::wait_groups_empty(const std::vector<GroupRuntime*>& groups,
+                                   std::chrono::steady_clock::time_point deadline) {
+  auto all_empty = [&] {
+    for (auto* g : groups) {
+      if (g->active_actors() != 0) return false;
+    }
+    return true;
+  };
+  std::unique_lock lock(mu_);
+  return cv_.wait_until(lock, deadline, all_empty);
+}
+
+void SystemCore::termination_sequence(std::string reason) {
+  for (bool system_phase : {false, true}) {
+    std::vector<GroupRuntime*> phase;
+    for (const auto& g : groups_) {
+      if (g->is_system_group() == system_phase && !g->traits().external) phase.push_back(g.get());
+    }
+    for (auto* g : phase) g->stop_spawning();
+    for (auto* g : phase) send_to_group(*g, Envelope::make(Terminate{false, reason}, Addr{}, TraceId::generate()));
+    auto now = std::chrono::steady_clock::now;
+    if (wait_groups_empty(phase, now() + options_.terminate_closing_after)) continue;
+    for (auto* g : phase) send_to_group(*g, Envelope::make(Terminate::closing(reason), Addr{}, TraceId::generate()));
+    if (wait_groups_empty(phase, now() + options_.terminate_give_up_after)) continue;
+    for (auto* g : phase) {
+      if (g->active_actors() != 0) {
+        log_runtime(LogLevel::Warn, ActorMeta{g->name(), "_"},
+                    "{} actor(s) did not terminate in time; giving up on them", g->active_actors());
+      }
+    }
+  }
+  for (const auto& g : groups_) g->stop_spawning();
+  {
+    std::lock_guard lock(mu_);
+    terminated_ = true;
+  }
+  cv_.notify_all();
+}
+
+// --- spawning and finishing ------------------------------------------------------------------
+
+void register_actor(SystemCore& system, const std::shared_ptr<ActorCell>& cell, std::uint8_t group_no) {
+  system.address_book().insert(cell, system.node_no(), group_no);
+  system.actor_registered();
+}
+
+void start_actor(ActorCell& cell) {
+  cell.suspend(cell.task_.handle(), nullptr, nullptr);
+  cell.set_trace_id(TraceId::generate());
+  // A new actor is Initializing until its first recv; report that before it can run and move on.
+  cell.group().system().report_status(cell, cell.status());
+  cell.notify();
+}
+
+void unregister_actor(SystemCore& system, ActorCell& cell) {
+  system.address_book().remove(cell.addr());
+  system.actor_finished(cell);
+}
+
+void finish_actor(ActorCell& cell) {
+  auto keep_alive = cell.shared_from_this();
+  ActorStatus final_status = ActorStatus::TERMINATED;
+  if (auto error = cell.task_.exception()) {
+    std::string reason = "unknown exception";
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      reason = e.what();
+    } catch (...) {
+    }
+    final_status = ActorStatus::FAILED.with_details(std::move(reason));
+  } else if (!cell.failure_.empty()) {
+    final_status = ActorStatus::FAILED.with_details(cell.failure_);
+  }
+  // Refuse new messages first, then fail the requests nobody will handle now.
+  cell.mailbox().close();
+  cell.sched_.store(SchedState::Dead, std::memory_order_release);
+  std::ignore = cell.mailbox().drain();
+  cell.task_ = {};
+  cell.set_status(std::move(final_status));
+  unregister_actor(cell.group().system(), cell);
+}
+
+}  // namespace elfin::detail

@@ -1,0 +1,174 @@
+// The test proxy: drives one actor group from a Catch2 test, as elfo's `test::proxy` does.
+//
+//   auto proxy = elfin::testing::proxy(counter::blueprint(), "step = 20");
+//   proxy.send(Increment{});
+//   CHECK(proxy.request(Summarize{}) == 20);   // blocks up to a deadline, never hangs
+//   auto reply = proxy.recv();                  // what the group sent out
+//
+// The proxy starts a real system with two groups: `subject` (the blueprint under test, with the
+// given config as its section) and `system.testers`, routed to each other for every message.
+// The proxy is an actor of `system.testers` driven by the test's thread: its calls block (with a
+// deadline) while the runtime runs on its own workers. A sub-proxy is another such actor with
+// its own address, for tests that need several correspondents.
+//
+// Every call that can time out throws `ProxyError`, so a broken expectation fails the test with a
+// message instead of hanging it.
+//
+// Thread safety: a Proxy is used by one test thread.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <elfin/blueprint.hpp>
+#include <elfin/detail/send_op.hpp>
+#include <elfin/envelope.hpp>
+#include <elfin/errors.hpp>
+#include <elfin/request.hpp>
+#include <elfin/result.hpp>
+#include <elfin/system.hpp>
+
+namespace elfin::testing {
+
+class ProxyError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ProxyOptions {
+  /// How long `recv`, `request` and a blocked `send` wait before throwing.
+  std::chrono::milliseconds timeout{5000};
+  unsigned workers = 2;
+  std::uint16_t node_no = 0;
+};
+
+class Proxy {
+ public:
+  Proxy(Proxy&&) noexcept;
+  Proxy& operator=(Proxy&&) noexcept;
+  ~Proxy();
+
+  /// Sends to the subject group (routed), waiting while its mailbox is full.
+  template <Message M>
+  void send(M message) {
+    must(blocking_send(routed_op(make(std::move(message)), detail::SendMode::Bounded)), "send", M::elfin_name);
+  }
+  template <Message M>
+  void send_to(Addr to, M message) {
+    must(blocking_send(direct_op(to, make(std::move(message)), detail::SendMode::Bounded)), "send_to", M::elfin_name);
+  }
+  template <Message M>
+  Result<void, SendError> try_send(M message) {
+    return blocking_send(routed_op(make(std::move(message)), detail::SendMode::Try));
+  }
+  template <Message M>
+  Result<void, SendError> try_send_to(Addr to, M message) {
+    return blocking_send(direct_op(to, make(std::move(message)), detail::SendMode::Try));
+  }
+  template <Message M>
+  Result<void, SendError> unbounded_send(M message) {
+    return blocking_send(routed_op(make(std::move(message)), detail::SendMode::Unbounded));
+  }
+
+  /// Requests from the subject and returns the answer; throws ProxyError on Failed/Ignored.
+  template <Request R>
+  typename R::Response request(R request) {
+    auto result = request_fallible(std::move(request));
+    if (!result) throw ProxyError(fmt::format("proxy.request({}): {}", R::elfin_name, to_string(result.error())));
+    return std::move(result).value();
+  }
+  template <Request R>
+  Result<typename R::Response, RequestError> request_fallible(R request, std::optional<Addr> to = std::nullopt) {
+    auto state = issue<R, false>(std::move(request), to);
+    return state->take_any();
+  }
+  template <Request R>
+  std::vector<Result<typename R::Response, RequestError>> request_all(R request,
+                                                                      std::optional<Addr> to = std::nullopt) {
+    auto state = issue<R, true>(std::move(request), to);
+    return state->take_all();
+  }
+
+  /// The next envelope sent to this proxy; throws ProxyError after the timeout.
+  Envelope recv();
+  /// The next envelope as an `M`; throws ProxyError if it is something else.
+  template <Message M>
+  M recv_as() {
+    Envelope envelope = recv();
+    const M* message = envelope.get<M>();
+    if (message == nullptr) {
+      throw ProxyError(fmt::format("proxy.recv_as: expected {}.{}, got {}.{}", M::elfin_protocol, M::elfin_name,
+                                   envelope.protocol(), envelope.name()));
+    }
+    return *message;
+  }
+  /// An envelope if one is already queued.
+  std::optional<Envelope> try_recv();
+  /// Waits until every actor of the subject has handled everything sent to it so far.
+  void sync();
+  /// Another proxy actor (own address, own mailbox) in the same system.
+  [[nodiscard]] Proxy subproxy();
+
+  [[nodiscard]] Addr addr() const;
+  [[nodiscard]] Addr subject_addr() const;
+  [[nodiscard]] System& system() const;
+  [[nodiscard]] TraceId trace_id() const;
+  /// The trace id stamped on what the proxy sends next (`recv` also sets it, as in an actor).
+  void set_trace_id(TraceId id);
+  void set_timeout(std::chrono::milliseconds timeout);
+
+  struct Shared;
+
+ private:
+  friend Proxy proxy(Blueprint, std::string, ProxyOptions);
+  explicit Proxy(std::shared_ptr<Shared> shared);
+
+  template <Message M>
+  Envelope make(M message, MessageKind kind = MessageKind::Regular) const {
+    return Envelope::make(std::move(message), addr(), trace_id(), kind);
+  }
+  detail::SendOp routed_op(Envelope envelope, detail::SendMode mode) const;
+  detail::SendOp direct_op(Addr to, Envelope envelope, detail::SendMode mode) const;
+  Result<void, SendError> blocking_send(detail::SendOp op);
+  /// Waits for a condition the runtime signals through this proxy's cell; throws on timeout.
+  template <class Done>
+  void wait(Done done, const char* what) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    while (!done()) {
+      if (!wait_signal(deadline) && !done()) {
+        throw ProxyError(fmt::format("proxy.{}: nothing happened within {} ms", what, timeout_.count()));
+      }
+    }
+  }
+  bool wait_signal(std::chrono::steady_clock::time_point deadline);
+  detail::Waker waker() const;
+  static void must(const Result<void, SendError>& result, const char* call, std::string_view name);
+
+  template <Request R, bool All>
+  std::shared_ptr<detail::RequestState<typename R::Response>> issue(R request, std::optional<Addr> to) {
+    auto state = std::make_shared<detail::RequestState<typename R::Response>>(All, waker());
+    Envelope envelope = make(std::move(request), MessageKind::Request);
+    envelope.block()->request = state;
+    detail::SendOp op = to ? direct_op(*to, std::move(envelope), detail::SendMode::Bounded)
+                           : routed_op(std::move(envelope), detail::SendMode::Bounded);
+    std::ignore = blocking_send(std::move(op));
+    state->release_sender();
+    wait([&] { return state->done(); }, "request");
+    return state;
+  }
+
+  std::shared_ptr<Shared> shared_;
+  std::shared_ptr<detail::ActorCell> cell_;
+  std::chrono::milliseconds timeout_;
+};
+
+/// Starts `subject` under test with `config_toml` as its config section.
+[[nodiscard]] Proxy proxy(Blueprint subject, std::string config_toml = {}, ProxyOptions options = {});
+
+}  // namespace elfin::testing

@@ -1,0 +1,431 @@
+// bench_messaging: elfin's messaging hot paths, side by side with the CAF 0.17 peer.
+//
+//   ping_pong         two actors bounce one Ball; ops = round trips
+//   request_response  strictly sequential `co_await ctx.request(Inc{x})`; ops = requests
+//   throughput_1to1   1 producer → 1 consumer with `co_await ctx.send(Item)`; ops = messages
+//   throughput_2to1   2 producers → 1 consumer, the same; ops = messages
+//   routed_send       throughput_1to1 with `ctx.send` (inter-group route + the consumer group's router)
+//   direct_send       throughput_1to1 with `ctx.send_to(consumer's address)` (no routing at all)
+//
+// Every elfin mailbox here has the default capacity (100), so a producer that outruns its consumer
+// waits in `co_await ctx.send`. CAF's mailboxes are unbounded: its producers never wait and the
+// backlog piles up in the consumer's mailbox instead. Both are each framework's normal semantics.
+//
+// `--variant direct` makes request_response and the throughput cases address the server/consumer
+// directly (`request_to`/`send_to` an address learnt during the untimed setup), which is what the
+// CAF peer does with its actor handles; `--variant routed` makes ping_pong's ping route every ball
+// (`ctx.send`) instead of addressing pong. Without a variant each case uses what the benchmark
+// brief names: ctx.request / ctx.send through the topology, and ping_pong bouncing to the sender.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <elfin/elfin.hpp>
+
+#include "bench_common.hpp"
+
+#if defined(ELFIN_HAVE_CAF)
+#include <elfin_bench/caf_peer.hpp>
+#endif
+
+namespace {
+
+using namespace elfin;
+using elfin_bench::Figure;
+using elfin_bench::Options;
+using elfin_bench::report;
+using elfin_bench::report_error;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::string_view kBench = "messaging";
+
+// --- protocol -----------------------------------------------------------------------------------
+// Hot-path messages carry one std::uint64_t, like the CAF peer's.
+
+struct Ball {
+  std::uint64_t value = 0;  ///< round trips completed so far; pong returns value + 1
+  ELFIN_MESSAGE(bench_messaging, Ball, value);
+};
+struct Inc {
+  std::uint64_t x = 0;
+  ELFIN_REQUEST(bench_messaging, Inc, std::uint64_t, x);  // answered with x + 1
+};
+struct Item {
+  std::uint64_t value = 0;
+  ELFIN_MESSAGE(bench_messaging, Item, value);
+};
+/// Spawns (untimed) the producers 0..count-1; each answers 0.
+struct Warm {
+  std::uint32_t count = 0;
+  ELFIN_REQUEST(bench_messaging, Warm, std::uint64_t, count);
+};
+/// Asks a singleton for its address (raw), so later sends can skip routing.
+struct WhoAreYou {
+  ELFIN_REQUEST(bench_messaging, WhoAreYou, std::uint64_t);
+};
+/// Starts producers 0..producers-1; each sends `messages` Items with values 0..messages-1, to
+/// `consumer` if set, else through routing.
+struct Start {
+  std::uint32_t producers = 0;
+  std::uint64_t messages = 0;
+  std::uint64_t consumer = 0;
+  ELFIN_MESSAGE(bench_messaging, Start, producers, messages, consumer);
+};
+struct Done {
+  std::uint64_t count = 0;
+  std::uint64_t sum = 0;
+  ELFIN_MESSAGE(bench_messaging, Done, count, sum);
+};
+
+std::string error_text(std::string_view what, SendError e) { return fmt::format("{}: {}", what, to_string(e)); }
+std::string error_text(std::string_view what, RequestError e) { return fmt::format("{}: {}", what, to_string(e)); }
+
+// Waits for the next `M`, skipping anything else (the start-up ConfigUpdated); nullopt if closed.
+// A nested Task costs one frame allocation per call, so it is only used off the hot path.
+template <class M, class Ctx>
+Task<std::optional<Envelope>> recv_next(Ctx ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    if (envelope->template is<M>()) co_return std::move(envelope);
+  }
+  co_return std::nullopt;
+}
+
+// Keeps a driver alive (and answering Ping) until termination closes its mailbox.
+// Note: write `while (auto envelope = co_await ctx.recv())`, not `while (co_await ctx.recv())`:
+// with g++ 12 the latter, in a nested Task, resumed a bogus frame after termination (segfault).
+template <class Ctx>
+Task<> idle_until_closed(Ctx ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+  }
+}
+
+// --- ping_pong ------------------------------------------------------------------------------------
+
+struct PingConfig {
+  std::uint64_t round_trips = 0;
+  bool routed = false;  ///< route every ball (`ctx.send`) instead of sending to pong's address
+  ELFIN_CONFIG(round_trips, routed);
+};
+
+Task<> ping_exec(Context<PingConfig> ctx) {
+  const std::uint64_t n = ctx.config().round_trips;
+  const bool routed = ctx.config().routed;
+  // Untimed handshake: the first ball goes through routing (it finds or starts pong); the answer's
+  // sender is pong's address, which every later ball is sent to (as CAF's ping holds pong's handle).
+  if (auto sent = co_await ctx.send(Ball{0}); !sent)
+    co_return report_error(error_text("ping: first ball", sent.error()));
+  auto first = co_await recv_next<Ball>(ctx);
+  if (!first) co_return;
+  const Addr pong = first->sender();
+
+  const auto t0 = Clock::now();
+  std::uint64_t completed = 0;
+  while (completed < n) {
+    Result<void, SendError> sent;
+    if (routed) {
+      sent = co_await ctx.send(Ball{completed});
+    } else {
+      sent = co_await ctx.send_to(pong, Ball{completed});
+    }
+    if (!sent) co_return report_error(error_text("ping: send", sent.error()));
+    std::optional<Envelope> envelope;
+    do {
+      envelope = co_await ctx.recv();
+      if (!envelope) co_return;
+    } while (!envelope->is<Ball>());
+    const std::uint64_t value = envelope->get<Ball>()->value;
+    if (value != completed + 1) {
+      co_return report_error(fmt::format("ping: ball {} came back as {}", completed, value));
+    }
+    completed = value;
+  }
+  const auto t1 = Clock::now();
+  report({elfin_bench::seconds_between(t0, t1), n});
+  co_await idle_until_closed(ctx);
+}
+
+Task<> pong_exec(Context<> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    const Ball* ball = envelope->get<Ball>();
+    if (ball == nullptr) continue;
+    const std::uint64_t next = ball->value + 1;
+    if (auto sent = co_await ctx.send_to(envelope->sender(), Ball{next}); !sent) {
+      report_error(error_text("pong: send", sent.error()));
+    }
+  }
+}
+
+Figure elfin_ping_pong(std::uint64_t round_trips, bool routed, unsigned threads) {
+  Topology topology;
+  auto ping = topology.local("ping");
+  auto pong = topology.local("pong");
+  ping.route_to(pong, filters::messages<Ball>());
+  ping.mount(ActorGroup().config<PingConfig>().exec(ping_exec)).entrypoint();
+  pong.mount(ActorGroup().exec(pong_exec));
+  return elfin_bench::run_elfin("ping_pong", std::move(topology),
+                                fmt::format("[ping]\nround_trips = {}\nrouted = {}\n", round_trips, routed), threads);
+}
+
+// --- request_response -----------------------------------------------------------------------------
+
+struct ClientConfig {
+  std::uint64_t requests = 0;
+  bool direct = false;  ///< `request_to(server's address)` instead of `request` through routing
+  ELFIN_CONFIG(requests, direct);
+};
+
+Task<> client_exec(Context<ClientConfig> ctx) {
+  const std::uint64_t n = ctx.config().requests;
+  const bool direct = ctx.config().direct;
+  // Untimed: one routed request starts the server; another one learns its address.
+  auto first = co_await ctx.request(Inc{0});
+  if (!first) co_return report_error(error_text("client: first request", first.error()));
+  Addr server;
+  if (direct) {
+    auto where = co_await ctx.request(WhoAreYou{});
+    if (!where) co_return report_error(error_text("client: WhoAreYou", where.error()));
+    server = Addr{*where};
+  }
+
+  const auto t0 = Clock::now();
+  std::uint64_t checksum = 0;
+  for (std::uint64_t x = 0; x < n; ++x) {
+    Result<std::uint64_t, RequestError> answer = Err{RequestError::Failed};
+    if (direct) {
+      answer = co_await ctx.request_to(server, Inc{x});
+    } else {
+      answer = co_await ctx.request(Inc{x});
+    }
+    if (!answer) co_return report_error(error_text("client: request", answer.error()));
+    if (*answer != x + 1) co_return report_error(fmt::format("client: Inc{{{}}} answered {}", x, *answer));
+    checksum += *answer;
+  }
+  const auto t1 = Clock::now();
+  if (checksum != elfin_bench::sum_below(n + 1)) {
+    co_return report_error(fmt::format("client: checksum {} != {}", checksum, elfin_bench::sum_below(n + 1)));
+  }
+  report({elfin_bench::seconds_between(t0, t1), n});
+  co_await idle_until_closed(ctx);
+}
+
+Task<> server_exec(Context<> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    match(
+        *envelope, [&](const Inc& inc, ResponseToken<Inc> token) { ctx.respond(std::move(token), inc.x + 1); },
+        [&](const WhoAreYou&, ResponseToken<WhoAreYou> token) { ctx.respond(std::move(token), ctx.addr().raw()); });
+  }
+}
+
+Figure elfin_request_response(std::uint64_t requests, bool direct, unsigned threads) {
+  Topology topology;
+  auto client = topology.local("client");
+  auto server = topology.local("server");
+  client.route_to(server, filters::messages<Inc, WhoAreYou>());
+  client.mount(ActorGroup().config<ClientConfig>().exec(client_exec)).entrypoint();
+  server.mount(ActorGroup().exec(server_exec));
+  return elfin_bench::run_elfin("request_response", std::move(topology),
+                                fmt::format("[client]\nrequests = {}\ndirect = {}\n", requests, direct), threads);
+}
+
+// --- throughput (also routed_send / direct_send) ----------------------------------------------------
+// driver ──Warm/Start──▶ producers[0..P) ──Item──▶ consumer ──Done──▶ driver
+// The consumer keeps the default mailbox capacity (100): a producer that gets ahead waits inside
+// `co_await ctx.send` until the consumer frees a slot. CAF's mailboxes are unbounded, so the CAF
+// peer's producers never wait and its backlog grows in the consumer's mailbox instead.
+
+struct ThroughputConfig {
+  std::uint32_t producers = 1;
+  std::uint64_t messages = 0;  ///< per producer
+  bool direct = false;         ///< producers `send_to(consumer's address)` instead of `send`
+  ELFIN_CONFIG(producers, messages, direct);
+};
+struct ConsumerConfig {
+  std::uint64_t expected = 0;
+  ELFIN_CONFIG(expected);
+};
+
+Task<> throughput_driver_exec(Context<ThroughputConfig> ctx) {
+  const ThroughputConfig cfg = ctx.config();
+  // Untimed setup: start every producer (and learn the consumer's address), so the measured part
+  // is only the messages.
+  auto warmed = co_await ctx.request(Warm{cfg.producers}).all();
+  if (warmed.size() != cfg.producers) {
+    co_return report_error(fmt::format("driver: {} of {} producers answered Warm", warmed.size(), cfg.producers));
+  }
+  auto consumer = co_await ctx.request(WhoAreYou{});
+  if (!consumer) co_return report_error(error_text("driver: WhoAreYou", consumer.error()));
+
+  const auto t0 = Clock::now();
+  Start start{cfg.producers, cfg.messages, cfg.direct ? *consumer : 0};
+  if (auto sent = co_await ctx.send(start); !sent) co_return report_error(error_text("driver: Start", sent.error()));
+  auto done = co_await recv_next<Done>(ctx);
+  if (!done) co_return;
+  const auto t1 = Clock::now();
+
+  const Done* d = done->get<Done>();
+  const std::uint64_t total = std::uint64_t{cfg.producers} * cfg.messages;
+  const std::uint64_t want_sum = std::uint64_t{cfg.producers} * elfin_bench::sum_below(cfg.messages);
+  if (d->count != total || d->sum != want_sum) {
+    co_return report_error(fmt::format("consumer got {} items summing to {}, expected {} summing to {}", d->count,
+                                       d->sum, total, want_sum));
+  }
+  report({elfin_bench::seconds_between(t0, t1), total});
+  while (auto rest = co_await ctx.recv()) {  // bound to a name: see the GCC 12 notes in book/src/actors.md
+  }
+}
+
+Task<> producer_exec(Context<NoConfig, std::uint32_t> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    std::optional<Start> start;
+    match(
+        *envelope, [&](const Warm&, ResponseToken<Warm> token) { ctx.respond(std::move(token), 0); },
+        [&](const Start& s) { start = s; });
+    if (!start) continue;
+    const Addr consumer{start->consumer};
+    for (std::uint64_t i = 0; i < start->messages; ++i) {
+      Result<void, SendError> sent;
+      if (consumer.is_null()) {
+        sent = co_await ctx.send(Item{i});
+      } else {
+        sent = co_await ctx.send_to(consumer, Item{i});
+      }
+      if (!sent) {
+        report_error(error_text("producer: send", sent.error()));
+        break;
+      }
+    }
+  }
+}
+
+Task<> consumer_exec(Context<ConsumerConfig> ctx) {
+  const std::uint64_t expected = ctx.config().expected;
+  std::uint64_t count = 0;
+  std::uint64_t sum = 0;
+  while (auto envelope = co_await ctx.recv()) {
+    if (const Item* item = envelope->get<Item>()) {  // the hot path first
+      sum += item->value;
+      if (++count == expected) {
+        if (auto sent = co_await ctx.send(Done{count, sum}); !sent)
+          report_error(error_text("consumer: Done", sent.error()));
+      }
+      continue;
+    }
+    match(*envelope,
+          [&](const WhoAreYou&, ResponseToken<WhoAreYou> token) { ctx.respond(std::move(token), ctx.addr().raw()); });
+  }
+}
+
+MapRouter<std::uint32_t> producer_router() {
+  return MapRouter<std::uint32_t>([](const Envelope& e) {
+    auto all = [](std::uint32_t count) {
+      std::vector<std::uint32_t> keys(count);
+      for (std::uint32_t i = 0; i < count; ++i) keys[i] = i;
+      return Outcome<std::uint32_t>::Multicast(std::move(keys));
+    };
+    if (const auto* warm = e.get<Warm>()) return all(warm->count);
+    if (const auto* start = e.get<Start>()) return all(start->producers);
+    return Outcome<std::uint32_t>::Default();
+  });
+}
+
+Figure elfin_throughput(std::uint32_t producers, std::uint64_t messages, bool direct, unsigned threads) {
+  Topology topology;
+  auto driver = topology.local("driver");
+  auto producer_group = topology.local("producers");
+  auto consumer = topology.local("consumer");
+  driver.route_to(producer_group, filters::messages<Warm, Start>());
+  driver.route_to(consumer, filters::messages<WhoAreYou>());
+  producer_group.route_to(consumer, filters::messages<Item>());
+  consumer.route_to(driver, filters::messages<Done>());
+  driver.mount(ActorGroup().config<ThroughputConfig>().exec(throughput_driver_exec)).entrypoint();
+  producer_group.mount(ActorGroup().router(producer_router()).exec(producer_exec));
+  consumer.mount(ActorGroup().config<ConsumerConfig>().exec(consumer_exec));
+  return elfin_bench::run_elfin(
+      "throughput", std::move(topology),
+      fmt::format("[driver]\nproducers = {}\nmessages = {}\ndirect = {}\n[consumer]\nexpected = {}\n", producers,
+                  messages, direct, std::uint64_t{producers} * messages),
+      threads);
+}
+
+// --- cases ---------------------------------------------------------------------------------------
+
+struct Sizes {
+  std::uint64_t round_trips;
+  std::uint64_t requests;
+  std::uint64_t messages;  ///< total per throughput case
+};
+Sizes sizes(const Options& o) {
+  if (o.quick) return {20'000, 20'000, 100'000};
+  return {200'000, 200'000, 1'000'000};
+}
+
+bool variant_is(const Options& o, std::string_view v) { return o.variant == v; }
+
+std::vector<elfin_bench::Case> cases() {
+  std::vector<elfin_bench::Case> out;
+  out.push_back({"ping_pong", "ping_pong", [](const Options& o) {
+                   const auto n = sizes(o).round_trips;
+                   const bool routed = variant_is(o, "routed");
+                   std::function<Figure()> caf;
+#if defined(ELFIN_HAVE_CAF)
+                   caf = [&] {
+                     auto f = elfin_bench::caf_peer::ping_pong(n, o.threads);
+                     return Figure{f.seconds, f.ops};
+                   };
+#endif
+                   return elfin_bench::run_case(
+                       kBench, "ping_pong", o, [&] { return elfin_ping_pong(n, routed, o.threads); }, caf,
+                       routed ? " addressing=routed" : " addressing=direct");
+                 }});
+  out.push_back({"request_response", "request_response", [](const Options& o) {
+                   const auto n = sizes(o).requests;
+                   const bool direct = variant_is(o, "direct");
+                   std::function<Figure()> caf;
+#if defined(ELFIN_HAVE_CAF)
+                   caf = [&] {
+                     auto f = elfin_bench::caf_peer::request_response(n, o.threads);
+                     return Figure{f.seconds, f.ops};
+                   };
+#endif
+                   return elfin_bench::run_case(
+                       kBench, "request_response", o, [&] { return elfin_request_response(n, direct, o.threads); }, caf,
+                       direct ? " addressing=direct" : " addressing=routed");
+                 }});
+  for (std::uint32_t producers : {1u, 2u}) {
+    const std::string name = fmt::format("throughput_{}to1", producers);
+    out.push_back({name, "throughput", [name, producers](const Options& o) {
+                     const auto per_producer = sizes(o).messages / producers;
+                     const bool direct = variant_is(o, "direct");
+                     std::function<Figure()> caf;
+#if defined(ELFIN_HAVE_CAF)
+                     caf = [&] {
+                       auto f = elfin_bench::caf_peer::throughput(producers, per_producer, o.threads);
+                       return Figure{f.seconds, f.ops};
+                     };
+#endif
+                     return elfin_bench::run_case(
+                         kBench, name, o, [&] { return elfin_throughput(producers, per_producer, direct, o.threads); },
+                         caf, direct ? " addressing=direct" : " addressing=routed");
+                   }});
+  }
+  // elfin only: what routing costs on the same 1→1 stream.
+  for (bool direct : {false, true}) {
+    const std::string name = direct ? "direct_send" : "routed_send";
+    out.push_back({name, "routed_vs_direct", [name, direct](const Options& o) {
+                     const auto n = sizes(o).messages;
+                     return elfin_bench::run_case(
+                         kBench, name, o, [&] { return elfin_throughput(1, n, direct, o.threads); }, {},
+                         direct ? " addressing=direct" : " addressing=routed");
+                   }});
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return elfin_bench::run_main(kBench, cases(), argc, argv); }

@@ -49,6 +49,7 @@
 namespace {
 
 using namespace elfin;
+using elfin_bench::error_text;
 using elfin_bench::Figure;
 using elfin_bench::Options;
 using elfin_bench::report;
@@ -56,9 +57,6 @@ using elfin_bench::report_error;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view kBench = "actors";
-
-std::string error_text(std::string_view what, SendError e) { return fmt::format("{}: {}", what, to_string(e)); }
-std::string error_text(std::string_view what, RequestError e) { return fmt::format("{}: {}", what, to_string(e)); }
 
 // Keeps a driver alive (and answering Ping) until termination closes its mailbox.
 // (`while (co_await ctx.recv())` without a variable miscompiled with g++ 12 in a nested Task.)

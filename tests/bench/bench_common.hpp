@@ -20,6 +20,9 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include <elfin/errors.hpp>
 #include <elfin/topology.hpp>
 
 namespace elfin_bench {
@@ -90,6 +93,12 @@ Figure run_elfin(std::string_view what, elfin::Topology topology, std::string co
 void report(Figure figure);
 /// Called by any actor that detects a wrong result or a failed send; the first call wins.
 void report_error(std::string why);
+
+/// "what: reason" for a failed send or request, for `report_error`.
+template <class E>
+std::string error_text(std::string_view what, E error) {
+  return fmt::format("{}: {}", what, elfin::to_string(error));
+}
 
 /// steady_clock in seconds between two points, for the drivers.
 inline double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {

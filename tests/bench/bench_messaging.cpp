@@ -36,6 +36,7 @@
 namespace {
 
 using namespace elfin;
+using elfin_bench::error_text;
 using elfin_bench::Figure;
 using elfin_bench::Options;
 using elfin_bench::report;
@@ -81,9 +82,6 @@ struct Done {
   std::uint64_t sum = 0;
   ELFIN_MESSAGE(bench_messaging, Done, count, sum);
 };
-
-std::string error_text(std::string_view what, SendError e) { return fmt::format("{}: {}", what, to_string(e)); }
-std::string error_text(std::string_view what, RequestError e) { return fmt::format("{}: {}", what, to_string(e)); }
 
 // Waits for the next `M`, skipping anything else (the start-up ConfigUpdated); nullopt if closed.
 // A nested Task costs one frame allocation per call, so it is only used off the hot path.

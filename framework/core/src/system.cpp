@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 #include <asio/io_context.hpp>
+#include <asio/post.hpp>
 #include <asio/signal_set.hpp>
 
 #include <elfin/config.hpp>
@@ -116,26 +117,26 @@ detail::GroupRuntime* System::core_group(std::string_view name) const { return c
 std::size_t System::active_actors() const { return core_->live_actors(); }
 
 int run(Topology topology, StartOptions options) {
+  // Signals are caught from before the start, so a SIGTERM that arrives while the system starts
+  // terminates it gracefully instead of killing the process (Asio queues it until we wait).
+  asio::io_context io;
+  asio::signal_set signals(io, SIGINT, SIGTERM);
   auto system = System::start(std::move(topology), std::move(options));
   if (!system) {
     fmt::print(stderr, "elfin: {}\n", system.error());
     return 1;
   }
-  asio::io_context io;
-  asio::signal_set signals(io, SIGINT, SIGTERM);
+  bool signalled = false;
   std::function<void(const asio::error_code&, int)> on_signal = [&](const asio::error_code& ec, int signo) {
     if (ec) return;
-    if (signo == SIGINT || signo == SIGTERM) {
-      static bool second = false;
-      if (std::exchange(second, true)) std::_Exit(128 + signo);  // a second signal: exit at once
-      system->terminate(fmt::format("signal {}", signo == SIGINT ? "SIGINT" : "SIGTERM"));
-      signals.async_wait(on_signal);
-    }
+    if (std::exchange(signalled, true)) std::_Exit(128 + signo);  // a second signal: exit at once
+    system->terminate(fmt::format("signal {}", signo == SIGINT ? "SIGINT" : "SIGTERM"));
+    signals.async_wait(on_signal);
   };
   signals.async_wait(on_signal);
   std::thread waiter([&] {
     system->join();
-    io.stop();
+    asio::post(io, [&] { signals.cancel(); });
   });
   io.run();
   waiter.join();

@@ -1,6 +1,7 @@
 // Mailbox: the bounded multi-producer, single-consumer queue of one actor.
 //
-// Producers append under a short spin lock; the consumer swaps the whole shared buffer for its own
+// Producers append under a short mutex (a spin lock measured no faster with two producers
+// contending, and a mutex behaves better on an oversubscribed machine); the consumer swaps the whole shared buffer for its own
 // drained one in one locked step and then pops without locking. Because every append is ordered by
 // the lock, the queue is linearizable, so two messages from one sender arrive in the order they
 // were sent even when the sending actor resumed on another thread between the two sends
@@ -15,11 +16,10 @@
 
 #include <atomic>
 #include <cstddef>
-#include <mutex>  // std::lock_guard
+#include <mutex>
 #include <vector>
 
 #include <elfin/detail/ring_buffer.hpp>
-#include <elfin/detail/spin_lock.hpp>
 #include <elfin/detail/waker.hpp>
 #include <elfin/envelope.hpp>
 

@@ -99,15 +99,27 @@ ActorCell* Scheduler::pop_global() {
   return global_.pop_front();
 }
 
-ActorCell* Scheduler::steal(const Worker& thief) {
+ActorCell* Scheduler::steal(Worker& thief) {
   for (std::size_t i = 1; i < workers_.size(); ++i) {
     Worker& victim = *workers_[(thief.index + i) % workers_.size()];
     if (victim.stack_len.load(std::memory_order_relaxed) < 2) continue;
-    std::lock_guard lock(victim.mu);
-    if (victim.stack.size() < 2) continue;
-    ActorCell* cell = victim.stack.pop_front();  // the oldest: least likely to be cache-hot there
-    victim.stack_len.store(victim.stack.size(), std::memory_order_relaxed);
-    return cell;
+    // Take the older half in one go: one steal per actor would keep both workers fighting over
+    // the victim's lock and cache lines.
+    RingBuffer<ActorCell*> loot;
+    {
+      std::lock_guard lock(victim.mu);
+      const std::size_t n = victim.stack.size() / 2;
+      for (std::size_t k = 0; k < n; ++k) loot.push_back(victim.stack.pop_front());
+      victim.stack_len.store(victim.stack.size(), std::memory_order_relaxed);
+    }
+    if (loot.empty()) continue;
+    ActorCell* first = loot.pop_front();  // the oldest runs first, as it would have there
+    if (!loot.empty()) {
+      std::lock_guard lock(thief.mu);
+      while (!loot.empty()) thief.stack.push_back(loot.pop_back());  // keep the next-oldest on top
+      thief.stack_len.store(thief.stack.size(), std::memory_order_relaxed);
+    }
+    return first;
   }
   return nullptr;
 }
@@ -142,6 +154,8 @@ ActorCell* Scheduler::next_cell(Worker& w) {
     if (ActorCell* cell = find_work(w)) return cell;
     // Spin (then yield) before sleeping: work usually arrives within microseconds between busy
     // actors, and a futex sleep + wake costs more than that on both sides.
+    // Other workers' counters are read only every kPollEvery rounds: they are written on every
+    // push and pop, and a tight loop of remote reads would keep stealing their cache lines.
     bool seen = false;
     for (unsigned i = 0; i < kSpinRounds && !seen; ++i) {
       if (i < kSpinRounds / 2) {
@@ -149,6 +163,7 @@ ActorCell* Scheduler::next_cell(Worker& w) {
       } else {
         std::this_thread::yield();
       }
+      if (i % kPollEvery != 0) continue;
       seen = global_len_.load(std::memory_order_relaxed) != 0 || w.stack_len.load(std::memory_order_relaxed) != 0;
       for (std::size_t v = 0; v < workers_.size() && !seen; ++v) {
         seen = workers_[v]->stack_len.load(std::memory_order_relaxed) > 1;

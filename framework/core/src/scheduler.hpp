@@ -8,7 +8,7 @@
 // Fairness: a worker takes at most kMaxLocalStreak actors in a row from the top of its stack; then
 // it serves the global queue (actors woken from outside the workers, actors that spent their coop
 // budget or called `yield_now`) and the bottom of its stack, where the oldest work waits. Idle
-// workers steal from the bottom of other workers' stacks, but only when a victim has more than
+// workers steal the older half of another worker's stack, but only when the victim has more than
 // the one actor it is about to run next.
 //
 // Idle workers spin for some microseconds (pause, then yield), then sleep on a condition
@@ -55,6 +55,7 @@ class Scheduler {
  private:
   static constexpr unsigned kMaxLocalStreak = 16;
   static constexpr unsigned kSpinRounds = 2048;
+  static constexpr unsigned kPollEvery = 32;
   /// Polls after a notification before the actor is requeued (a chatty mailbox can keep an actor
   /// that waits for something else busy forever otherwise).
   static constexpr unsigned kMaxRepolls = 64;
@@ -62,7 +63,7 @@ class Scheduler {
   void worker_main(Worker& worker);
   ActorCell* next_cell(Worker& worker);
   ActorCell* find_work(Worker& worker);
-  ActorCell* steal(const Worker& thief);
+  ActorCell* steal(Worker& thief);
   ActorCell* pop_global();
   void run_cell(ActorCell* cell);
   void push_global(ActorCell* cell);

@@ -67,11 +67,6 @@ bool Mailbox::close() {
   return true;
 }
 
-bool Mailbox::is_closed() const {
-  std::lock_guard lock(mu_);
-  return closed_;
-}
-
 std::vector<Envelope> Mailbox::drain() {
   std::vector<Envelope> out;
   RingBuffer<Envelope> rest;

@@ -43,7 +43,6 @@ class Mailbox {
 
   /// Refuses further pushes; already queued messages are still delivered. False if already closed.
   bool close();
-  [[nodiscard]] bool is_closed() const;
   /// Removes every queued message (used once the consumer is gone).
   std::vector<Envelope> drain();
 
@@ -54,7 +53,7 @@ class Mailbox {
  private:
   void wake_one_waiter();
 
-  mutable std::mutex mu_;
+  std::mutex mu_;
   RingBuffer<Envelope> shared_;  // guarded by mu_
   std::vector<Waker> waiters_;   // guarded by mu_; a vector allocates nothing until used
   bool closed_ = false;          // guarded by mu_

@@ -40,8 +40,6 @@ class SendOp {
   [[nodiscard]] Result<void, SendError> result() const;
 
  private:
-  void finish();
-
   Envelope envelope_;
   Targets targets_;
   std::size_t next_ = 0;

@@ -32,10 +32,6 @@ class SpinLock {
     return !locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire);
   }
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
-  // Shared locking is exclusive here; it lets a SpinLock stand in for a shared_mutex where
-  // readers hold it so briefly that sharing buys nothing (see Supervisor).
-  void lock_shared() noexcept { lock(); }
-  void unlock_shared() noexcept { unlock(); }
 
  private:
   static constexpr unsigned kSpinsBeforeYield = 64;

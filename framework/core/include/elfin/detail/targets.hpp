@@ -16,7 +16,7 @@ class Targets {
  public:
   Targets() = default;
   Targets(Targets&& other) noexcept
-      : overflow_(std::move(other.overflow_)), size_(other.size_), saw_closed_(other.saw_closed_) {
+      : overflow_(std::move(other.overflow_)), size_(other.size_) {
     for (std::size_t i = 0; i < std::min(size_, kInline); ++i) {
       std::construct_at(&inline_[i].cell, std::move(other.inline_[i].cell));
     }
@@ -43,9 +43,6 @@ class Targets {
   [[nodiscard]] ActorCell* operator[](std::size_t i) const {
     return i < kInline ? inline_[i].cell.get() : overflow_[i - kInline].get();
   }
-  /// Records that some chosen recipient was closed (reported if nobody else got the message).
-  void note_closed() { saw_closed_ = true; }
-  [[nodiscard]] bool saw_closed() const { return saw_closed_; }
 
  private:
   void clear() {
@@ -62,7 +59,6 @@ class Targets {
   std::array<Slot, kInline> inline_;
   std::vector<std::shared_ptr<ActorCell>> overflow_;
   std::size_t size_ = 0;
-  bool saw_closed_ = false;
 };
 
 }  // namespace elfin::detail

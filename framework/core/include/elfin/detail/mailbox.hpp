@@ -1,11 +1,12 @@
 // Mailbox: the bounded multi-producer, single-consumer queue of one actor.
 //
 // Producers append under a short mutex (a spin lock measured no faster with two producers
-// contending, and a mutex behaves better on an oversubscribed machine); the consumer swaps the whole shared buffer for its own
-// drained one in one locked step and then pops without locking. Because every append is ordered by
-// the lock, the queue is linearizable, so two messages from one sender arrive in the order they
-// were sent even when the sending actor resumed on another thread between the two sends
-// (moodycamel's queue only orders per producing *thread*, which is why it is not used here).
+// contending, and a mutex behaves better on an oversubscribed machine); the consumer swaps the
+// whole shared buffer for its own drained one in one locked step and then pops without locking.
+// Because every append is ordered by the lock, the queue is linearizable, so two messages from one
+// sender arrive in the order they were sent even when the sending actor resumed on another thread
+// between the two sends (moodycamel's queue only orders per producing *thread*, which is why it is
+// not used here).
 //
 // Capacity counts messages in both buffers (`len_`). A bounded push that finds the mailbox full
 // can register a waker, which the consumer wakes when it frees a slot; see `pop` for the argument

@@ -15,8 +15,7 @@ class ActorCell;
 class Targets {
  public:
   Targets() = default;
-  Targets(Targets&& other) noexcept
-      : overflow_(std::move(other.overflow_)), size_(other.size_) {
+  Targets(Targets&& other) noexcept : overflow_(std::move(other.overflow_)), size_(other.size_) {
     for (std::size_t i = 0; i < std::min(size_, kInline); ++i) {
       std::construct_at(&inline_[i].cell, std::move(other.inline_[i].cell));
     }

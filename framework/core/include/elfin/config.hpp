@@ -25,6 +25,7 @@
 
 #include <msgpack.hpp>
 
+#include <elfin/duration.hpp>
 #include <elfin/message.hpp>
 #include <elfin/result.hpp>
 

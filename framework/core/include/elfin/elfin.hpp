@@ -8,6 +8,7 @@
 #include <elfin/blueprint.hpp>
 #include <elfin/config.hpp>
 #include <elfin/context.hpp>
+#include <elfin/duration.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
 #include <elfin/map_router.hpp>

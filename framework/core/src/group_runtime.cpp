@@ -23,4 +23,14 @@ void GroupRuntime::set_mailbox_capacity_from(const AnyConfig& config) {
   if (auto capacity = config.mailbox_capacity()) mailbox_capacity_.store(*capacity, std::memory_order_relaxed);
 }
 
+AnyConfig GroupRuntime::applied_config() const {
+  std::lock_guard lock(applied_mu_);
+  return applied_;
+}
+
+void GroupRuntime::set_applied_config(AnyConfig config) {
+  std::lock_guard lock(applied_mu_);
+  applied_ = std::move(config);
+}
+
 }  // namespace elfin::detail

@@ -13,6 +13,7 @@
 #include <elfin/config.hpp>
 #include <elfin/messages.hpp>
 
+#include "runtime_log.hpp"
 #include "system_core.hpp"
 
 namespace elfin {
@@ -32,7 +33,41 @@ std::string join_lines(const std::vector<std::string>& lines) {
 
 }  // namespace
 
-Result<System, std::string> System::start(Topology topology, StartOptions options) {
+namespace {
+
+constexpr std::string_view kConfigurers = "system.configurers";
+
+// Top-level tables of the document that no group reads: most likely a typo in a group name.
+void check_sections(const AnyConfig& document, const std::vector<GroupDecl>& decls, std::string_view prefix,
+                    const AnyConfig& table, std::vector<std::string>& warnings) {
+  for (const auto& key : table.keys()) {
+    const std::string path = prefix.empty() ? key : fmt::format("{}.{}", prefix, key);
+    if (path == "common" || path == "system.runtime") continue;
+    bool is_group = false;
+    bool is_prefix = false;
+    for (const auto& decl : decls) {
+      is_group = is_group || decl.name == path;
+      is_prefix = is_prefix || decl.name.starts_with(path + ".");
+    }
+    if (is_group) continue;
+    if (is_prefix) {
+      check_sections(document, decls, path, table.section(key), warnings);
+      continue;
+    }
+    warnings.push_back(fmt::format("{}[{}]: no group of the topology is named `{}`; the section is not used",
+                                   document.where(path), path, path));
+  }
+}
+
+struct Prepared {
+  std::unique_ptr<detail::SystemCore> core;
+  std::vector<AnyConfig> sections;
+  std::vector<std::string> warnings;
+};
+
+// Everything `start` and `check` share: validation of messages, topology and configs, and the
+// groups instantiated with their configs applied. Nothing runs yet.
+Result<Prepared, std::string> prepare(const Topology& topology, StartOptions options) {
   std::vector<std::string> problems = MessageRegistry::instance().conflicts();
 
   const auto& decls = topology.groups();
@@ -54,19 +89,27 @@ Result<System, std::string> System::start(Topology topology, StartOptions option
     } else {
       problems.push_back(std::move(parsed).error());
     }
+  } else if (!options.config && !options.config_path.empty()) {
+    options.config_source = options.config_path;
+    auto parsed = AnyConfig::from_file(options.config_path);
+    if (parsed) {
+      config = std::move(*parsed);
+    } else {
+      problems.push_back(std::move(parsed).error());
+    }
   }
   if (!problems.empty()) return Err{"cannot start the system:" + join_lines(problems)};
 
+  Prepared prepared;
   // `[system.runtime] workers = N` in the config sets the worker count when the code does not.
-  auto runtime = config.section("system.runtime").decode<RuntimeConfig>();
-  if (!runtime) {
-    return Err{
-        fmt::format("cannot start the system:\n  - {}: [system.runtime]: {}", options.config_source, runtime.error())};
-  }
-  if (options.workers == 0) options.workers = runtime->workers;
+  ConfigReport runtime_report;
+  auto runtime = config.section("system.runtime").decode_reporting<RuntimeConfig>(runtime_report, "[system.runtime]");
+  if (!runtime_report.ok()) return Err{"cannot start the system:" + join_lines(runtime_report.errors)};
+  prepared.warnings = std::move(runtime_report.warnings);
+  if (options.workers == 0) options.workers = runtime.workers;
+  check_sections(config, decls, "", config, prepared.warnings);
 
   auto core = std::make_unique<detail::SystemCore>(std::move(options));
-  TraceId::set_node_no(core->node_no());
   for (std::size_t i = 0; i < decls.size(); ++i) {
     const auto group_no = static_cast<std::uint8_t>(i + 1);
     core->add_group(decls[i].blueprint->instantiate(
@@ -77,22 +120,55 @@ Result<System, std::string> System::start(Topology topology, StartOptions option
       core->groups()[i]->add_route({route.filter, core->groups()[route.to].get()});
     }
   }
-  std::vector<AnyConfig> sections;
   for (const auto& group : core->groups()) {
-    sections.push_back(config.section(group->name()));
-    if (auto applied = group->apply_config(sections.back()); !applied) {
-      problems.push_back(fmt::format("{}: [{}]: {}", core->options().config_source, group->name(), applied.error()));
+    prepared.sections.push_back(config.for_group(group->name()));
+    ConfigReport report = group->check_config(prepared.sections.back());
+    for (auto& e : report.errors) problems.push_back(std::move(e));
+    for (auto& w : report.warnings) prepared.warnings.push_back(std::move(w));
+  }
+  if (!problems.empty()) return Err{"cannot start the system:" + join_lines(problems)};
+  for (std::size_t i = 0; i < core->groups().size(); ++i) {
+    if (auto applied = core->groups()[i]->apply_config(prepared.sections[i]); !applied) {
+      problems.push_back(fmt::format("[{}]: {}", core->groups()[i]->name(), applied.error()));
     }
   }
   if (!problems.empty()) return Err{"cannot start the system:" + join_lines(problems)};
+  prepared.core = std::move(core);
+  return prepared;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>, std::string> System::check(Topology topology, StartOptions options) {
+  options.workers = 1;  // nothing runs; no need for a full pool
+  auto prepared = prepare(topology, std::move(options));
+  if (!prepared) return Err{std::move(prepared).error()};
+  return std::move(prepared->warnings);
+}
+
+Result<System, std::string> System::start(Topology topology, StartOptions options) {
+  auto prepared = prepare(topology, std::move(options));
+  if (!prepared) return Err{std::move(prepared).error()};
+  auto& core = prepared->core;
+  for (const auto& warning : prepared->warnings) {
+    detail::log_runtime(detail::LogLevel::Warn, ActorMeta{"system.init", "_"}, "config: {}", warning);
+  }
+  TraceId::set_node_no(core->node_no());
+
+  const auto& decls = topology.groups();
+  bool has_configurer = false;
+  for (const auto& decl : decls) has_configurer = has_configurer || decl.name == kConfigurers;
 
   core->scheduler().start();
   // The start-up UpdateConfig is what starts actors (the default router unicasts it to the
-  // singleton); entrypoints get theirs first.
+  // singleton); entrypoints get theirs first. A configurer (an entrypoint) distributes the rest
+  // itself, after asking every group to validate its config.
   for (bool entrypoints : {true, false}) {
+    if (!entrypoints && has_configurer) break;
     for (std::size_t i = 0; i < decls.size(); ++i) {
       if (decls[i].entrypoint != entrypoints) continue;
-      core->send_to_group(*core->groups()[i], Envelope::make(UpdateConfig{sections[i]}, Addr{}, TraceId::generate()));
+      core->send_to_group(*core->groups()[i],
+                          Envelope::make(UpdateConfig{prepared->sections[i]}, Addr{}, TraceId::generate()));
     }
   }
   return System{std::move(core)};
@@ -115,6 +191,8 @@ Addr System::group_addr(std::string_view name) const {
 detail::GroupRuntime* System::core_group(std::string_view name) const { return core_->find_group(name); }
 
 std::size_t System::active_actors() const { return core_->live_actors(); }
+
+std::optional<std::string> System::failure() const { return core_->failure(); }
 
 int run(Topology topology, StartOptions options) {
   // Signals are caught from before the start, so a SIGTERM that arrives while the system starts
@@ -140,6 +218,10 @@ int run(Topology topology, StartOptions options) {
   });
   io.run();
   waiter.join();
+  if (auto failure = system->failure()) {
+    fmt::print(stderr, "elfin: the system failed: {}\n", *failure);
+    return 1;
+  }
   return 0;
 }
 

@@ -86,6 +86,19 @@ void SystemCore::terminate(std::string reason) {
   terminator_ = std::thread([this, reason = std::move(reason)]() mutable { termination_sequence(std::move(reason)); });
 }
 
+void SystemCore::fail(std::string reason) {
+  {
+    std::lock_guard lock(mu_);
+    if (!failure_) failure_ = reason;
+  }
+  terminate(std::move(reason));
+}
+
+std::optional<std::string> SystemCore::failure() const {
+  std::lock_guard lock(mu_);
+  return failure_;
+}
+
 void SystemCore::join() {
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return terminated_; });

@@ -57,6 +57,9 @@ class SystemCore {
   void report_status(const ActorCell& cell, const ActorStatus& status);
 
   void terminate(std::string reason);
+  /// Terminates the system and marks it failed (`System::failure`).
+  void fail(std::string reason);
+  [[nodiscard]] std::optional<std::string> failure() const;
   void join();
   bool join_for(std::chrono::milliseconds timeout);
 
@@ -71,10 +74,11 @@ class SystemCore {
   Scheduler scheduler_;
   std::atomic<std::size_t> live_actors_{0};
 
-  std::mutex mu_;
-  std::condition_variable cv_;  // actor finished / termination done
-  bool terminating_ = false;    // guarded by mu_
-  bool terminated_ = false;     // guarded by mu_
+  mutable std::mutex mu_;
+  std::condition_variable cv_;          // actor finished / termination done
+  bool terminating_ = false;            // guarded by mu_
+  bool terminated_ = false;             // guarded by mu_
+  std::optional<std::string> failure_;  // guarded by mu_
   std::thread terminator_;
 };
 

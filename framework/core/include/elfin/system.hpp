@@ -10,7 +10,13 @@
 // `run(topology, options)` does the same for a `main`: start, stop on SIGTERM/SIGINT, wait.
 //
 // Start-up: duplicate message names, unmounted groups, bad routes and configs that do not decode
-// are reported before any actor runs, and nothing is started.
+// are reported before any actor runs, and nothing is started. `check` does the same checks and
+// stops there (what `elfin check` runs).
+//
+// Config distribution: every group's section is applied before any actor runs. Without a
+// `system.configurers` group, the start-up UpdateConfig then goes to every group (entrypoints
+// first); with one, only to the entrypoints, and the configurer validates and distributes the rest
+// (see framework/configurer).
 //
 // Thread safety: the System object is used from the thread that started it.
 #pragma once
@@ -22,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <elfin/actor_status.hpp>
 #include <elfin/addr.hpp>
@@ -44,6 +51,9 @@ struct StartOptions {
   std::string config_toml;
   /// An already parsed config document; used instead of `config_toml` when set.
   std::optional<AnyConfig> config;
+  /// A config file (TOML), read at start when neither `config` nor `config_toml` is given; the
+  /// configurer re-reads it on reload.
+  std::string config_path;
   /// Where `config_toml` came from, for error messages.
   std::string config_source = "<config>";
   /// Called on every actor status change, on the thread that made it. Keep it short.
@@ -56,6 +66,10 @@ struct StartOptions {
 class System {
  public:
   [[nodiscard]] static Result<System, std::string> start(Topology topology, StartOptions options = {});
+  /// Every check `start` makes (messages, topology, configs), without starting anything.
+  /// On success, the warnings (unknown keys, sections that match no group).
+  [[nodiscard]] static Result<std::vector<std::string>, std::string> check(Topology topology,
+                                                                           StartOptions options = {});
 
   System(System&&) noexcept;
   System& operator=(System&&) noexcept;
@@ -74,6 +88,8 @@ class System {
   /// The address of a group, or the null address.
   [[nodiscard]] Addr group_addr(std::string_view name) const;
   [[nodiscard]] std::size_t active_actors() const;
+  /// Why the system was terminated as failed (by a battery, e.g. a config rejected at start-up).
+  [[nodiscard]] std::optional<std::string> failure() const;
   [[nodiscard]] detail::SystemCore& core() const { return *core_; }
   /// The running group named `name` (runtime internals; the test proxy uses it).
   [[nodiscard]] detail::GroupRuntime* core_group(std::string_view name) const;
@@ -84,7 +100,8 @@ class System {
 };
 
 /// Starts `topology`, terminates it on SIGTERM or SIGINT (a second signal exits at once), and
-/// returns the process exit code: 0 after a clean termination, 1 if it could not start.
+/// returns the process exit code: 0 after a clean termination, 1 if it could not start or was
+/// terminated as failed.
 [[nodiscard]] int run(Topology topology, StartOptions options = {});
 
 }  // namespace elfin

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,11 @@ class GroupRuntime {
   virtual void resolve(const Envelope& envelope, Targets& out) = 0;
   /// Decodes and stores a new config; actors pick it up on their next `recv` of UpdateConfig.
   [[nodiscard]] virtual Result<void, std::string> apply_config(const AnyConfig& config) = 0;
+  /// Checks a config without applying it: values that do not fit the group's config type or the
+  /// `system` table are errors, unknown keys warnings. Any thread.
+  [[nodiscard]] virtual ConfigReport check_config(const AnyConfig& config) const = 0;
+  /// The section last applied (a reload compares the new one with it). Any thread.
+  [[nodiscard]] AnyConfig applied_config() const;
   [[nodiscard]] virtual std::shared_ptr<const void> current_config() const = 0;
   /// Stop spawning: from now on routing only reaches running actors.
   virtual void stop_spawning() = 0;
@@ -83,6 +89,9 @@ class GroupRuntime {
   /// Outcome::Default: ValidateConfig → Discard, other system messages → Broadcast, user → Discard.
   [[nodiscard]] static bool default_is_broadcast(const Envelope& envelope);
   void set_mailbox_capacity_from(const AnyConfig& config);
+  void set_applied_config(AnyConfig config);
+  /// "[name]": how reports name this group.
+  [[nodiscard]] std::string scope() const { return "[" + name_ + "]"; }
 
  private:
   SystemCore* system_;
@@ -92,6 +101,8 @@ class GroupRuntime {
   GroupTraits traits_;
   std::atomic<std::size_t> mailbox_capacity_;
   std::vector<Route> routes_;
+  mutable std::mutex applied_mu_;
+  AnyConfig applied_;  // guarded by applied_mu_
 };
 
 // The non-template parts of spawning and finishing, implemented by the system.

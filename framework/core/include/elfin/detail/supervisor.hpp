@@ -21,6 +21,7 @@
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/spin_lock.hpp>
 #include <elfin/map_router.hpp>
+#include <elfin/system_config.hpp>
 #include <elfin/task.hpp>
 
 namespace elfin::detail {
@@ -69,7 +70,14 @@ class Supervisor final : public GroupRuntime {
     router_.update(next.get());
     set_mailbox_capacity_from(config);
     std::atomic_store(&config_, std::move(next));
+    set_applied_config(config);
     return {};
+  }
+  ConfigReport check_config(const AnyConfig& config) const override {
+    ConfigReport report;
+    std::ignore = config.decode_reporting<C>(report, scope(), true);
+    report.append(check_system_config(config, scope()));
+    return report;
   }
   std::shared_ptr<const void> current_config() const override { return std::atomic_load(&config_); }
 

@@ -1,0 +1,35 @@
+#include <elfin/system_config.hpp>
+
+#include <fmt/format.h>
+
+namespace elfin {
+
+ConfigReport check_system_config(const AnyConfig& section, std::string_view scope) {
+  ConfigReport report;
+  if (section.keys().empty()) return report;
+  bool has_system = false;
+  for (const auto& key : section.keys()) has_system = has_system || key == "system";
+  if (!has_system) return report;
+  AnyConfig system = section.section("system");
+  // section() yields an empty table for a `system` that is not a table; say so.
+  if (system.empty()) {
+    auto handle = msgpack::unpack(section.msgpack().data(), section.msgpack().size());
+    if (const auto* value = detail::config_lookup(handle.get(), "system");
+        value != nullptr && value->type != msgpack::type::MAP) {
+      report.errors.push_back(fmt::format("{}{} system: expected a table, got {}", section.where("system"), scope,
+                                          detail::describe_config_value(*value)));
+    }
+    return report;
+  }
+  // Locations of the system table's keys are relative to it; the scope names the whole path
+  // ("[counters] system." + "mailbox.capacity").
+  auto config = system.decode_reporting<SystemConfig>(report, fmt::format("{} system.", scope));
+  if (config.mailbox.capacity == 0 && system.section("mailbox").keys().size() == 1 &&
+      system.section("mailbox").keys().front() == "capacity") {
+    report.errors.push_back(fmt::format("{}{} system.mailbox.capacity: expected a positive integer, got 0",
+                                        system.where("mailbox.capacity"), scope));
+  }
+  return report;
+}
+
+}  // namespace elfin

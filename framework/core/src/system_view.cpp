@@ -1,0 +1,36 @@
+#include <elfin/system_view.hpp>
+
+#include <fmt/format.h>
+
+#include "system_core.hpp"
+
+namespace elfin {
+
+std::vector<SystemView::Group> SystemView::groups() const {
+  std::vector<Group> out;
+  for (const auto& g : core_->groups()) out.push_back(Group{g->name(), g->addr()});
+  return out;
+}
+
+ConfigReport SystemView::check_config(std::string_view group, const AnyConfig& section) const {
+  auto* g = core_->find_group(group);
+  if (g == nullptr) return ConfigReport{{fmt::format("no group named `{}`", group)}, {}};
+  return g->check_config(section);
+}
+
+Result<void, std::string> SystemView::apply_config(std::string_view group, const AnyConfig& section) const {
+  auto* g = core_->find_group(group);
+  if (g == nullptr) return Err{fmt::format("no group named `{}`", group)};
+  return g->apply_config(section);
+}
+
+AnyConfig SystemView::applied_config(std::string_view group) const {
+  auto* g = core_->find_group(group);
+  return g == nullptr ? AnyConfig{} : g->applied_config();
+}
+
+const std::string& SystemView::config_path() const { return core_->options().config_path; }
+
+void SystemView::fail(std::string reason) const { core_->fail(std::move(reason)); }
+
+}  // namespace elfin

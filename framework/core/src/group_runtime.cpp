@@ -10,6 +10,7 @@ GroupRuntime::GroupRuntime(GroupInit init, GroupTraits traits)
       name_(std::move(init.name)),
       group_no_(init.group_no),
       addr_(init.addr),
+      entrypoint_(init.entrypoint),
       traits_(traits),
       mailbox_capacity_(traits.mailbox_capacity != 0 ? traits.mailbox_capacity : Mailbox::kDefaultCapacity) {}
 

@@ -12,6 +12,7 @@
 
 #include <elfin/config.hpp>
 #include <elfin/messages.hpp>
+#include <elfin/system_config.hpp>
 
 #include "runtime_log.hpp"
 #include "system_core.hpp"
@@ -36,28 +37,6 @@ std::string join_lines(const std::vector<std::string>& lines) {
 namespace {
 
 constexpr std::string_view kConfigurers = "system.configurers";
-
-// Top-level tables of the document that no group reads: most likely a typo in a group name.
-void check_sections(const AnyConfig& document, const std::vector<GroupDecl>& decls, std::string_view prefix,
-                    const AnyConfig& table, std::vector<std::string>& warnings) {
-  for (const auto& key : table.keys()) {
-    const std::string path = prefix.empty() ? key : fmt::format("{}.{}", prefix, key);
-    if (path == "common" || path == "system.runtime") continue;
-    bool is_group = false;
-    bool is_prefix = false;
-    for (const auto& decl : decls) {
-      is_group = is_group || decl.name == path;
-      is_prefix = is_prefix || decl.name.starts_with(path + ".");
-    }
-    if (is_group) continue;
-    if (is_prefix) {
-      check_sections(document, decls, path, table.section(key), warnings);
-      continue;
-    }
-    warnings.push_back(fmt::format("{}[{}]: no group of the topology is named `{}`; the section is not used",
-                                   document.where(path), path, path));
-  }
-}
 
 struct Prepared {
   std::unique_ptr<detail::SystemCore> core;
@@ -107,13 +86,15 @@ Result<Prepared, std::string> prepare(const Topology& topology, StartOptions opt
   if (!runtime_report.ok()) return Err{"cannot start the system:" + join_lines(runtime_report.errors)};
   prepared.warnings = std::move(runtime_report.warnings);
   if (options.workers == 0) options.workers = runtime.workers;
-  check_sections(config, decls, "", config, prepared.warnings);
+  std::vector<std::string> names;
+  for (const auto& decl : decls) names.push_back(decl.name);
+  for (auto& w : unused_config_sections(config, names)) prepared.warnings.push_back(std::move(w));
 
   auto core = std::make_unique<detail::SystemCore>(std::move(options));
   for (std::size_t i = 0; i < decls.size(); ++i) {
     const auto group_no = static_cast<std::uint8_t>(i + 1);
-    core->add_group(decls[i].blueprint->instantiate(
-        detail::GroupInit{core.get(), decls[i].name, group_no, Addr::group(core->node_no(), group_no)}));
+    core->add_group(decls[i].blueprint->instantiate(detail::GroupInit{
+        core.get(), decls[i].name, group_no, Addr::group(core->node_no(), group_no), decls[i].entrypoint}));
   }
   for (std::size_t i = 0; i < decls.size(); ++i) {
     for (const auto& route : decls[i].routes) {
@@ -157,7 +138,7 @@ Result<System, std::string> System::start(Topology topology, StartOptions option
 
   const auto& decls = topology.groups();
   bool has_configurer = false;
-  for (const auto& decl : decls) has_configurer = has_configurer || decl.name == kConfigurers;
+  for (const auto& decl : decls) has_configurer = has_configurer || (decl.name == kConfigurers && decl.entrypoint);
 
   core->scheduler().start();
   // The start-up UpdateConfig is what starts actors (the default router unicasts it to the

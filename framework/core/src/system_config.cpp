@@ -32,4 +32,33 @@ ConfigReport check_system_config(const AnyConfig& section, std::string_view scop
   return report;
 }
 
+namespace {
+void find_unused(const AnyConfig& document, const std::vector<std::string>& groups, const std::string& prefix,
+                 const AnyConfig& table, std::vector<std::string>& warnings) {
+  for (const auto& key : table.keys()) {
+    const std::string path = prefix.empty() ? key : fmt::format("{}.{}", prefix, key);
+    if (path == "common" || path == "system.runtime") continue;
+    bool is_group = false;
+    bool is_prefix = false;
+    for (const auto& group : groups) {
+      is_group = is_group || group == path;
+      is_prefix = is_prefix || group.starts_with(path + ".");
+    }
+    if (is_group) continue;
+    if (is_prefix) {
+      find_unused(document, groups, path, table.section(key), warnings);
+      continue;
+    }
+    warnings.push_back(fmt::format("{}[{}]: no group of the topology is named `{}`; the section is not used",
+                                   document.where(path), path, path));
+  }
+}
+}  // namespace
+
+std::vector<std::string> unused_config_sections(const AnyConfig& document, const std::vector<std::string>& groups) {
+  std::vector<std::string> warnings;
+  find_unused(document, groups, "", document, warnings);
+  return warnings;
+}
+
 }  // namespace elfin

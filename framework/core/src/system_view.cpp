@@ -8,7 +8,7 @@ namespace elfin {
 
 std::vector<SystemView::Group> SystemView::groups() const {
   std::vector<Group> out;
-  for (const auto& g : core_->groups()) out.push_back(Group{g->name(), g->addr()});
+  for (const auto& g : core_->groups()) out.push_back(Group{g->name(), g->addr(), g->is_entrypoint()});
   return out;
 }
 

@@ -34,10 +34,10 @@ Blueprint testers_blueprint() {
 }  // namespace
 
 struct Proxy::Shared {
-  Shared(System sys, ProxyOptions opts)
+  Shared(System sys, ProxyOptions opts, std::string_view subject_name = kSubject)
       : system(std::move(sys)),
         testers(static_cast<Testers*>(system.core_group(kTesters))),
-        subject(system.group_addr(kSubject)),
+        subject(system.group_addr(subject_name)),
         options(opts) {}
   System system;
   Testers* testers;
@@ -65,6 +65,21 @@ Proxy proxy(Blueprint subject, std::string config_toml, ProxyOptions options) {
   if (!system) throw ProxyError(system.error());
 
   return Proxy{std::make_shared<Proxy::Shared>(std::move(*system), options)};
+}
+
+Proxy proxy(Topology topology, std::string_view subject, StartOptions start, ProxyOptions options) {
+  bool declared = false;
+  for (const auto& group : topology.groups()) declared = declared || group.name == subject;
+  if (!declared) throw ProxyError(fmt::format("proxy: the topology has no group `{}`", subject));
+  auto subject_group = topology.local(std::string(subject));
+  auto testers = topology.local(kTesters);
+  testers.mount(testers_blueprint());
+  testers.route_all_to(subject_group);
+  subject_group.route_all_to(testers);
+  if (start.workers == 0) start.workers = options.workers;
+  auto system = System::start(std::move(topology), std::move(start));
+  if (!system) throw ProxyError(system.error());
+  return Proxy{std::make_shared<Proxy::Shared>(std::move(*system), options, subject)};
 }
 
 Proxy::Proxy(std::shared_ptr<Shared> shared)

@@ -161,3 +161,127 @@ TEST_CASE("a router with state rebuilds it from the group's config", "[core][con
   proxy.send(Keyed{1, {}, ""});
   CHECK(recv_seen(proxy, 1) == std::vector<std::string>{"11:keyed"});
 }
+
+// --- checking: locations, key paths, expected types, unknown keys, [common] -----------------------
+
+namespace {
+
+struct Limits {
+  std::chrono::milliseconds flush_every{500};
+  ByteSize max_frame{1024};
+  ELFIN_CONFIG(flush_every, max_frame);
+};
+struct NestedConfig {
+  std::uint32_t step = 1;
+  Limits limits;
+  std::vector<std::uint32_t> ports;
+  ELFIN_CONFIG(step, limits, ports);
+};
+Task<> nested_actor(Context<NestedConfig> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    match(*envelope, [&](const Echo&, ResponseToken<Echo> token) {
+      const auto& c = ctx.config();
+      ctx.respond(std::move(token), fmt::format("{} {}ms {}B {}", c.step, c.limits.flush_every.count(),
+                                                c.limits.max_frame.bytes, c.ports.size()));
+    });
+  }
+}
+
+Result<std::vector<std::string>, std::string> check(std::string toml) {
+  Topology topology;
+  topology.local("counters").mount(ActorGroup().config<NestedConfig>().exec(nested_actor));
+  topology.local("others").mount(ActorGroup().config<StepConfig>().exec(configured));
+  StartOptions options = quick_options();
+  options.config_toml = std::move(toml);
+  options.config_source = "node.toml";
+  return System::check(std::move(topology), options);
+}
+
+}  // namespace
+
+TEST_CASE("a value that does not fit names the file, line, key path and expected type", "[core][config]") {
+  SECTION("a top-level key") {
+    auto checked = check("[counters]\nstep = \"twenty\"\n");
+    REQUIRE_FALSE(checked.ok());
+    CHECK_THAT(
+        checked.error(),
+        Catch::Contains("node.toml:2: [counters] step: expected a non-negative integer, got a string (\"twenty\")"));
+  }
+  SECTION("a key of a nested table") {
+    auto checked = check("[counters]\nstep = 2\n\n[counters.limits]\nflush_every = 5\n");
+    REQUIRE_FALSE(checked.ok());
+    CHECK_THAT(checked.error(), Catch::Contains("node.toml:5: [counters] limits.flush_every: expected a duration "
+                                                "string such as \"500ms\" or \"5s\", got an integer (5)"));
+  }
+  SECTION("a duration that does not parse") {
+    auto checked = check("[counters.limits]\nflush_every = \"5 parsecs\"\n");
+    REQUIRE_FALSE(checked.ok());
+    CHECK_THAT(checked.error(), Catch::Contains("node.toml:2: [counters] limits.flush_every:"));
+  }
+  SECTION("an array element") {
+    auto checked = check("[counters]\nports = [1, -2]\n");
+    REQUIRE_FALSE(checked.ok());
+    CHECK_THAT(checked.error(), Catch::Contains("node.toml:2: [counters] ports[1]: expected a non-negative integer, "
+                                                "got a negative integer (-2)"));
+  }
+  SECTION("a runtime key of the system table") {
+    auto checked = check("[others]\nsystem.mailbox.capacity = \"big\"\n");
+    REQUIRE_FALSE(checked.ok());
+    CHECK_THAT(checked.error(), Catch::Contains("node.toml:2: [others] system.mailbox.capacity: expected a "
+                                                "non-negative integer, got a string (\"big\")"));
+  }
+  SECTION("every problem at once") {
+    auto checked = check("[counters]\nstep = true\n[others]\nstep = 1.5\n");
+    REQUIRE_FALSE(checked.ok());
+    CHECK_THAT(checked.error(), Catch::Contains("[counters] step") && Catch::Contains("[others] step"));
+  }
+}
+
+TEST_CASE("durations, sizes and nested tables decode from a config section", "[core][config]") {
+  auto proxy = testing::proxy(ActorGroup().config<NestedConfig>().exec(nested_actor),
+                              "step = 3\nports = [1, 2]\nlimits.flush_every = \"2s\"\nlimits.max_frame = \"64KiB\"");
+  CHECK(proxy.request(Echo{}) == "3 2000ms 65536B 2");
+}
+
+TEST_CASE("unknown keys and sections are warnings, not errors", "[core][config]") {
+  auto checked = check(
+      "[counters]\nstep = 2\nstpe = 3\n[counters.limits]\nflush = \"1s\"\n[countres]\nstep = 1\n"
+      "[others.system]\nmailbox.capacty = 3\n");
+  REQUIRE(checked.ok());
+  CHECK_THAT(*checked, Catch::VectorContains(std::string("node.toml:3: [counters] stpe: unknown key")));
+  CHECK_THAT(*checked, Catch::VectorContains(std::string("node.toml:5: [counters] limits.flush: unknown key")));
+  CHECK_THAT(*checked, Catch::VectorContains(std::string(
+                           "node.toml:6: [countres]: no group of the topology is named `countres`; the section is "
+                           "not used")));
+  CHECK_THAT(*checked, Catch::VectorContains(std::string("node.toml:9: [others] system.mailbox.capacty: unknown key")));
+  CHECK(checked->size() == 4);
+}
+
+TEST_CASE("[common] is merged into every group's section, the group's own keys winning", "[core][config]") {
+  Topology topology;
+  topology.local("a").mount(configured_group());
+  topology.local("b").mount(configured_group());
+  StartOptions options = quick_options();
+  options.config_toml = "[common]\nstep = 7\nlabel = \"shared\"\nunused_by_all = 1\n[b]\nstep = 9\n";
+  SECTION("values") {
+    auto system = System::start(std::move(topology), options);
+    REQUIRE(system.ok());
+    // The configs are applied before any actor runs; read them as the group holds them.
+    CHECK(system->core_group("a")->applied_config().decode<StepConfig>()->step == 7);
+    CHECK(system->core_group("b")->applied_config().decode<StepConfig>()->step == 9);
+    CHECK(system->core_group("b")->applied_config().decode<StepConfig>()->label == "shared");
+  }
+  SECTION("keys from [common] that a group does not know are not reported") {
+    auto checked = System::check(std::move(topology), options);
+    REQUIRE(checked.ok());
+    CHECK(checked->empty());
+  }
+}
+
+TEST_CASE("a config file that cannot be read stops System::start and names the file", "[core][config]") {
+  StartOptions options = quick_options();
+  options.config_path = "/nonexistent/elfin/node.toml";
+  auto system = System::start(one_group(configured_group()), options);
+  REQUIRE_FALSE(system.ok());
+  CHECK_THAT(system.error(), Catch::Contains("/nonexistent/elfin/node.toml: cannot read the config file"));
+}

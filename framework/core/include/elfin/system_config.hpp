@@ -16,7 +16,9 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <elfin/config.hpp>
 
@@ -39,5 +41,10 @@ struct SystemConfig {
 
 /// Checks the `system` table of a group's section (`section` is the whole group section).
 [[nodiscard]] ConfigReport check_system_config(const AnyConfig& section, std::string_view scope);
+
+/// Warnings for the tables of a config document that no group reads (a misspelt group name, most
+/// likely). `[common]` and `[system.runtime]` are always read.
+[[nodiscard]] std::vector<std::string> unused_config_sections(const AnyConfig& document,
+                                                              const std::vector<std::string>& groups);
 
 }  // namespace elfin

@@ -31,6 +31,7 @@ class SystemView {
   struct Group {
     std::string name;
     Addr addr;
+    bool entrypoint = false;  ///< started by the system itself, before the configurer distributes configs
   };
 
   template <class C, class K>

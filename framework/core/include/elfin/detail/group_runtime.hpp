@@ -32,6 +32,7 @@ struct GroupInit {
   std::string name;
   std::uint8_t group_no = 0;
   Addr addr;
+  bool entrypoint = false;  ///< gets its start-up UpdateConfig from the system itself
 };
 
 /// What a blueprint says about its group, independent of config and key types.
@@ -55,6 +56,7 @@ class GroupRuntime {
   [[nodiscard]] const GroupTraits& traits() const { return traits_; }
   /// `system.*` groups stop after user groups.
   [[nodiscard]] bool is_system_group() const { return name_.starts_with("system."); }
+  [[nodiscard]] bool is_entrypoint() const { return entrypoint_; }
 
   /// Inner-group routing: appends the actors that should get `envelope`, spawning as the router's
   /// Outcome says. Any thread.
@@ -98,6 +100,7 @@ class GroupRuntime {
   std::string name_;
   std::uint8_t group_no_;
   Addr addr_;
+  bool entrypoint_;
   GroupTraits traits_;
   std::atomic<std::size_t> mailbox_capacity_;
   std::vector<Route> routes_;

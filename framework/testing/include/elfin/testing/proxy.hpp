@@ -22,6 +22,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -33,6 +34,7 @@
 #include <elfin/request.hpp>
 #include <elfin/result.hpp>
 #include <elfin/system.hpp>
+#include <elfin/topology.hpp>
 
 namespace elfin::testing {
 
@@ -127,6 +129,7 @@ class Proxy {
 
  private:
   friend Proxy proxy(Blueprint, std::string, ProxyOptions);
+  friend Proxy proxy(Topology, std::string_view, StartOptions, ProxyOptions);
   explicit Proxy(std::shared_ptr<Shared> shared);
 
   template <Message M>
@@ -170,5 +173,10 @@ class Proxy {
 
 /// Starts `subject` under test with `config_toml` as its config section.
 [[nodiscard]] Proxy proxy(Blueprint subject, std::string config_toml = {}, ProxyOptions options = {});
+
+/// Starts a whole `topology` with the proxy's group added, routed both ways to its group named
+/// `subject` (for tests of several groups, e.g. with the configurer and a config file). Other
+/// groups are reached by address: `proxy.request_fallible(r, proxy.system().group_addr("x"))`.
+[[nodiscard]] Proxy proxy(Topology topology, std::string_view subject, StartOptions start, ProxyOptions options = {});
 
 }  // namespace elfin::testing

@@ -1,0 +1,168 @@
+#include <elfin/configurer.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <elfin/actor_group.hpp>
+#include <elfin/context.hpp>
+#include <elfin/messages.hpp>
+#include <elfin/system_config.hpp>
+#include <elfin/system_view.hpp>
+#include <elfin/task.hpp>
+
+namespace elfin::configurer {
+
+namespace {
+
+// Until the logger battery lands, the configurer writes its lines in the runtime log's format.
+void log_line(std::string_view level, const std::string& text) {
+  auto now = std::chrono::system_clock::now();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  std::string line = fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03}Z {} system.configurers/_ - {}\n",
+                                 fmt::gmtime(std::chrono::system_clock::to_time_t(now)), ms.count(), level, text);
+  std::fputs(line.c_str(), stderr);
+}
+
+std::string join(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& line : lines) out += (out.empty() ? "" : "\n") + line;
+  return out;
+}
+
+struct Update {
+  std::string group;
+  Addr addr;
+  AnyConfig section;
+  bool entrypoint = false;
+};
+
+/// Asks each group to validate its section; the objections, one line per group.
+Task<std::vector<std::string>> validate(Context<> ctx, std::vector<Update> updates) {
+  std::vector<std::string> objections;
+  for (auto& update : updates) {
+    ValidateConfig request{update.section};
+    auto answers = co_await ctx.request_to(update.addr, std::move(request)).all();
+    for (const auto& answer : answers) {
+      // A discarded request (the default) or a dropped token is no objection; an actor that
+      // failed while validating is one.
+      if (answer && !answer->empty()) {
+        objections.push_back(fmt::format("[{}] rejected the config: {}", update.group, *answer));
+      } else if (!answer && answer.error() == RequestError::Failed) {
+        objections.push_back(fmt::format("[{}] failed while validating the config", update.group));
+      }
+    }
+  }
+  co_return objections;
+}
+
+/// Re-reads the config file and, if every check passes, applies it.
+Task<ReloadReport> reload(Context<> ctx, bool force) {
+  SystemView view = SystemView::of(ctx);
+  ReloadReport report;
+  const std::string& path = view.config_path();
+  if (path.empty()) {
+    report.reason = "the system was not started from a config file (StartOptions::config_path); nothing to reload";
+    co_return report;
+  }
+  auto document = AnyConfig::from_file(path);
+  if (!document) {
+    report.reason = std::move(document).error();
+    co_return report;
+  }
+
+  std::vector<std::string> errors;
+  std::vector<Update> updates;
+  std::vector<std::string> names;
+  for (const auto& group : view.groups()) names.push_back(group.name);
+  report.warnings = unused_config_sections(*document, names);
+  for (const auto& group : view.groups()) {
+    AnyConfig section = document->for_group(group.name);
+    ConfigReport checked = view.check_config(group.name, section);
+    for (auto& e : checked.errors) errors.push_back(std::move(e));
+    for (auto& w : checked.warnings) report.warnings.push_back(std::move(w));
+    if (force || !(section == view.applied_config(group.name))) {
+      updates.push_back(Update{group.name, group.addr, std::move(section), group.entrypoint});
+    }
+  }
+  if (errors.empty()) errors = co_await validate(ctx, updates);
+  if (!errors.empty()) {
+    report.reason = join(errors);
+    co_return report;
+  }
+
+  for (auto& update : updates) {
+    if (auto applied = view.apply_config(update.group, update.section); !applied) {
+      // check_config passed, so this does not happen; if it did, the other groups still update.
+      log_line("ERROR", fmt::format("[{}]: {}", update.group, applied.error()));
+      continue;
+    }
+    UpdateConfig message{std::move(update.section)};
+    std::ignore = ctx.unbounded_send_to(update.addr, std::move(message));
+    report.updated.push_back(update.group);
+  }
+  report.accepted = true;
+  co_return report;
+}
+
+/// The start-up round: the sections are applied already; validate them, then start the groups
+/// that are not entrypoints with their UpdateConfig.
+Task<> start_up(Context<> ctx) {
+  SystemView view = SystemView::of(ctx);
+  std::vector<Update> updates;
+  for (const auto& group : view.groups()) {
+    if (group.name == ctx.group()) continue;
+    updates.push_back(Update{group.name, group.addr, view.applied_config(group.name), group.entrypoint});
+  }
+  auto objections = co_await validate(ctx, updates);
+  if (!objections.empty()) {
+    const std::string reason = "the config was rejected at start-up:\n" + join(objections);
+    log_line("ERROR", reason);
+    view.fail(reason);
+    co_return;
+  }
+  for (auto& update : updates) {
+    if (update.entrypoint) continue;  // the system started it already
+    UpdateConfig message{std::move(update.section)};
+    std::ignore = ctx.unbounded_send_to(update.addr, std::move(message));
+  }
+}
+
+void log_report(const ReloadReport& report, bool force) {
+  for (const auto& warning : report.warnings) log_line("WARN", warning);
+  if (report.accepted) {
+    log_line("INFO", fmt::format("config reloaded{}; updated: {}", force ? " (forced)" : "",
+                                 report.updated.empty() ? "nothing changed"
+                                                        : fmt::format("{}", fmt::join(report.updated, ", "))));
+  } else {
+    log_line("ERROR", "config reload rejected, the running configs stay:\n" + report.reason);
+  }
+}
+
+Task<> configurer(Context<> ctx) {
+  bool started = false;
+  while (auto envelope = co_await ctx.recv()) {
+    if (envelope->is<ConfigUpdated>()) {
+      if (!std::exchange(started, true)) co_await start_up(ctx);
+      continue;
+    }
+    if (const auto* request = envelope->get<ReloadConfigs>()) {
+      const bool force = request->force;
+      auto token = envelope->take_token<ReloadConfigs>();
+      ReloadReport report = co_await reload(ctx, force);
+      log_report(report, force);
+      ctx.respond(std::move(token), std::move(report));
+    }
+  }
+}
+
+}  // namespace
+
+Blueprint blueprint() { return ActorGroup().exec(configurer); }
+
+}  // namespace elfin::configurer

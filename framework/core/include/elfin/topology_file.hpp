@@ -1,0 +1,76 @@
+// Topology files: a node described in TOML instead of C++ — its number and name, its groups and
+// the blueprint each mounts, the routes between them, its config file, and the groups that live
+// on other nodes.
+//
+//   [node]
+//   no = 1                          # 0..65535, part of every trace id and address
+//   name = "ping-pong"
+//   config = "ping_pong.config.toml" # relative to this file
+//
+//   [[groups]]
+//   name = "pingers"
+//   blueprint = "ping_pong.pinger"  # a name in the BlueprintRegistry
+//   entrypoint = true               # started first
+//
+//   [[groups]]
+//   name = "pongers"
+//   blueprint = "ping_pong.ponger"
+//
+//   [[routes]]
+//   from = "pingers"
+//   to = "pongers"
+//   messages = ["pingpong.*"]       # "protocol.Name", "protocol.*" or "*"; several allowed
+//
+//   [[remote]]                      # declared for the network battery; not routed yet
+//   name = "storage"
+//   nodes = [2, 3]
+//
+// Loading builds the same `Topology` the C++ API builds (`local`, `route_to`, `mount`,
+// `entrypoint`). Every mistake is reported with file and line, all of them at once: unknown
+// keys (a typo in a topology changes what runs, so they are errors here, unlike in configs),
+// unknown blueprints, duplicate groups, routes to unknown groups or to themselves, message
+// patterns that name no registered message.
+//
+// Thread safety: pure functions; the result is a value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <elfin/blueprint_registry.hpp>
+#include <elfin/result.hpp>
+#include <elfin/system.hpp>
+#include <elfin/topology.hpp>
+
+namespace elfin {
+
+/// A group declared to live on other nodes (the network battery will route to it).
+struct RemoteGroupDecl {
+  std::string name;
+  std::vector<std::uint16_t> nodes;
+};
+
+struct TopologyFile {
+  std::string source;  ///< the file it was read from
+  std::uint16_t node_no = 0;
+  std::string node_name;
+  std::string config_path;        ///< resolved against the file's directory; "" if the file names none
+  std::uint32_t config_line = 0;  ///< where `[node] config` is written
+  Topology topology;
+  std::vector<RemoteGroupDecl> remote_groups;
+
+  /// StartOptions with this node's number and config file.
+  [[nodiscard]] StartOptions start_options() const;
+};
+
+/// Parses a topology document; `base_dir` resolves a relative config path.
+[[nodiscard]] Result<TopologyFile, std::string> parse_topology_file(std::string_view toml, std::string_view source,
+                                                                    const BlueprintRegistry& registry,
+                                                                    std::string_view base_dir = ".");
+/// Reads and parses a topology file.
+[[nodiscard]] Result<TopologyFile, std::string> load_topology_file(const std::string& path,
+                                                                   const BlueprintRegistry& registry);
+
+}  // namespace elfin

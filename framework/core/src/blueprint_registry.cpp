@@ -1,0 +1,25 @@
+#include <elfin/blueprint_registry.hpp>
+
+#include <fmt/format.h>
+
+namespace elfin {
+
+Result<void, std::string> BlueprintRegistry::add(std::string name, Blueprint blueprint, std::string description) {
+  if (name.empty()) return Err{std::string("a blueprint needs a name")};
+  if (items_.contains(name)) return Err{fmt::format("a blueprint named `{}` is already registered", name)};
+  items_.emplace(std::move(name), Item{std::move(blueprint), std::move(description)});
+  return {};
+}
+
+const Blueprint* BlueprintRegistry::find(std::string_view name) const {
+  auto it = items_.find(name);
+  return it == items_.end() ? nullptr : &it->second.blueprint;
+}
+
+std::vector<BlueprintRegistry::Entry> BlueprintRegistry::entries() const {
+  std::vector<Entry> out;
+  for (const auto& [name, item] : items_) out.push_back(Entry{name, item.description});
+  return out;
+}
+
+}  // namespace elfin

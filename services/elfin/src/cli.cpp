@@ -1,0 +1,175 @@
+#include <elfin/cli.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <elfin/configurer.hpp>
+#include <elfin/system.hpp>
+
+#ifndef ELFIN_VERSION
+#define ELFIN_VERSION "unknown"
+#endif
+
+namespace elfin::cli {
+
+namespace {
+
+constexpr std::string_view kConfigurers = "system.configurers";
+constexpr std::string_view kConfigurerBlueprint = "elfin.configurer";
+
+constexpr const char* kUsage = R"(usage: elfin <command> [options]
+
+commands:
+  run <topology.toml> [--config <file>]
+        Start the node the topology file describes and run it until SIGTERM or SIGINT
+        (a second signal exits at once). --config replaces the file's [node] config.
+  check <topology.toml> [--config <file>] [--strict]
+        Validate the topology and its config as `run` would, without starting anything.
+        Warnings (unknown config keys, unused sections) are printed; --strict makes them errors.
+        Exit code 0 if valid, 1 if not.
+  blueprints
+        List the blueprints this binary can mount.
+
+options:
+  -h, --help     this help
+  --version      the elfin version
+
+Topology files and configs: see the guide's "Topology files" and "Configuration" chapters.
+)";
+
+struct Args {
+  std::string command;
+  std::string topology;
+  std::string config;
+  bool strict = false;
+};
+
+// Parses `<command> <topology> [--config F] [--strict]`; an error text on bad usage.
+Result<Args, std::string> parse_args(const std::vector<std::string_view>& argv) {
+  Args args;
+  args.command = std::string(argv[0]);
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--config") {
+      if (i + 1 == argv.size()) return Err{std::string("--config needs a file")};
+      args.config = std::string(argv[++i]);
+    } else if (arg.starts_with("--config=")) {
+      args.config = std::string(arg.substr(9));
+    } else if (arg == "--strict" && args.command == "check") {
+      args.strict = true;
+    } else if (arg.starts_with("-")) {
+      return Err{fmt::format("unknown option `{}` for `{}`", arg, args.command)};
+    } else if (args.topology.empty()) {
+      args.topology = std::string(arg);
+    } else {
+      return Err{fmt::format("`{}` takes one topology file; got `{}` and `{}`", args.command, args.topology, arg)};
+    }
+  }
+  if (args.topology.empty()) return Err{fmt::format("`{}` needs a topology file", args.command)};
+  return args;
+}
+
+int usage_error(const std::string& what) {
+  fmt::print(stderr, "elfin: {}\n\n{}", what, kUsage);
+  return 2;
+}
+
+int check(const Args& args, const BlueprintRegistry& registry) {
+  auto node = load_node(args.topology, args.config, registry);
+  if (!node) {
+    fmt::print(stderr, "elfin: {}\n", node.error());
+    return 1;
+  }
+  std::size_t groups = node->topology.groups().size();
+  std::size_t routes = 0;
+  for (const auto& group : node->topology.groups()) routes += group.routes.size();
+  auto checked = System::check(node->topology, node->start_options());
+  if (!checked) {
+    fmt::print(stderr, "elfin: {}\n", checked.error());
+    return 1;
+  }
+  for (const auto& warning : *checked) fmt::print(stderr, "warning: {}\n", warning);
+  if (args.strict && !checked->empty()) {
+    fmt::print(stderr, "elfin: {} warning(s), and --strict makes them errors\n", checked->size());
+    return 1;
+  }
+  fmt::print("ok: {}: node {} (`{}`), {} groups, {} routes, {} remote groups, config {}\n", node->source, node->node_no,
+             node->node_name, groups, routes, node->remote_groups.size(),
+             node->config_path.empty() ? "none" : node->config_path);
+  return 0;
+}
+
+int run(const Args& args, const BlueprintRegistry& registry) {
+  auto node = load_node(args.topology, args.config, registry);
+  if (!node) {
+    fmt::print(stderr, "elfin: {}\n", node.error());
+    return 1;
+  }
+  return elfin::run(node->topology, node->start_options());
+}
+
+}  // namespace
+
+void register_framework(BlueprintRegistry& registry) {
+  std::ignore = registry.add(std::string(kConfigurerBlueprint), configurer::blueprint(),
+                             "system.configurers: loads the config file, validates and reloads it");
+}
+
+Result<TopologyFile, std::string> load_node(const std::string& topology_path, const std::string& config_override,
+                                            const BlueprintRegistry& registry) {
+  auto node = load_topology_file(topology_path, registry);
+  if (!node) return node;
+  if (!config_override.empty()) {
+    node->config_path = config_override;
+    if (!std::filesystem::exists(config_override)) {
+      return Err{fmt::format("{}: no such config file (given with --config)", config_override)};
+    }
+  } else if (!node->config_path.empty() && !std::filesystem::exists(node->config_path)) {
+    return Err{fmt::format("{}:{}: [node] config: no such config file `{}`", node->source, node->config_line,
+                           node->config_path)};
+  }
+  bool has_configurer = false;
+  for (const auto& group : node->topology.groups()) has_configurer = has_configurer || group.name == kConfigurers;
+  if (!has_configurer) {
+    if (const Blueprint* configurer = registry.find(kConfigurerBlueprint)) {
+      node->topology.local(std::string(kConfigurers)).mount(*configurer).entrypoint();
+    }
+  }
+  return node;
+}
+
+int main(int argc, char** argv, const BlueprintRegistry& registry) {
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  if (args.empty()) return usage_error("no command given");
+  const std::string_view command = args.front();
+  if (command == "-h" || command == "--help" || command == "help") {
+    fmt::print("{}", kUsage);
+    return 0;
+  }
+  if (command == "--version" || command == "version") {
+    fmt::print("elfin {}\n", ELFIN_VERSION);
+    return 0;
+  }
+  if (command == "blueprints") {
+    for (const auto& entry : registry.entries()) fmt::print("{:<24} {}\n", entry.name, entry.description);
+    return 0;
+  }
+  if (command != "run" && command != "check") return usage_error(fmt::format("unknown command `{}`", command));
+  for (auto arg : args) {
+    if (arg == "-h" || arg == "--help") {
+      fmt::print("{}", kUsage);
+      return 0;
+    }
+  }
+  auto parsed = parse_args(args);
+  if (!parsed) return usage_error(parsed.error());
+  return command == "run" ? run(*parsed, registry) : check(*parsed, registry);
+}
+
+}  // namespace elfin::cli

@@ -1,0 +1,16 @@
+// The `elfin` command: the CLI library with every blueprint this project ships registered —
+// the framework's batteries and, when built, the examples' groups.
+#include <elfin/cli.hpp>
+
+#ifdef ELFIN_WITH_EXAMPLES
+#include "ping_pong.hpp"
+#endif
+
+int main(int argc, char** argv) {
+  elfin::BlueprintRegistry registry;
+  elfin::cli::register_framework(registry);
+#ifdef ELFIN_WITH_EXAMPLES
+  ping_pong::register_blueprints(registry);
+#endif
+  return elfin::cli::main(argc, argv, registry);
+}

@@ -76,11 +76,12 @@ Task<ReloadReport> reload(Context<> ctx, bool force) {
     co_return report;
   }
 
-  std::vector<std::string> errors;
   std::vector<Update> updates;
   std::vector<std::string> names;
   for (const auto& group : view.groups()) names.push_back(group.name);
-  report.warnings = unused_config_sections(*document, names);
+  ConfigReport shape = check_config_document(*document, names);
+  std::vector<std::string> errors = std::move(shape.errors);
+  report.warnings = std::move(shape.warnings);
   for (const auto& group : view.groups()) {
     AnyConfig section = document->for_group(group.name);
     ConfigReport checked = view.check_config(group.name, section);

@@ -88,7 +88,9 @@ Result<Prepared, std::string> prepare(const Topology& topology, StartOptions opt
   if (options.workers == 0) options.workers = runtime.workers;
   std::vector<std::string> names;
   for (const auto& decl : decls) names.push_back(decl.name);
-  for (auto& w : unused_config_sections(config, names)) prepared.warnings.push_back(std::move(w));
+  ConfigReport shape = check_config_document(config, names);
+  if (!shape.ok()) return Err{"cannot start the system:" + join_lines(shape.errors)};
+  for (auto& w : shape.warnings) prepared.warnings.push_back(std::move(w));
 
   auto core = std::make_unique<detail::SystemCore>(std::move(options));
   for (std::size_t i = 0; i < decls.size(); ++i) {

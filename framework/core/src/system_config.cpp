@@ -34,19 +34,26 @@ ConfigReport check_system_config(const AnyConfig& section, std::string_view scop
 
 namespace {
 void find_unused(const AnyConfig& document, const std::vector<std::string>& groups, const std::string& prefix,
-                 const AnyConfig& table, std::vector<std::string>& warnings) {
+                 const AnyConfig& table, ConfigReport& report) {
+  auto& warnings = report.warnings;
+  auto handle = msgpack::unpack(table.msgpack().data(), table.msgpack().size());
   for (const auto& key : table.keys()) {
     const std::string path = prefix.empty() ? key : fmt::format("{}.{}", prefix, key);
-    if (path == "common" || path == "system.runtime") continue;
-    bool is_group = false;
-    bool is_prefix = false;
-    for (const auto& group : groups) {
-      is_group = is_group || group == path;
-      is_prefix = is_prefix || group.starts_with(path + ".");
+    const msgpack::object* value = detail::config_lookup(handle.get(), key);
+    const bool is_table = value != nullptr && value->type == msgpack::type::MAP;
+    bool is_group = path == "common" || path == "system.runtime";
+    for (const auto& group : groups) is_group = is_group || group == path;
+    if (is_group && !is_table) {
+      report.errors.push_back(fmt::format("{}[{}]: expected a table, got {}", document.where(path), path,
+                                          detail::describe_config_value(*value)));
+      continue;
     }
+    if (path == "common" || path == "system.runtime") continue;
+    bool is_prefix = path == "system";  // holds [system.runtime]
+    for (const auto& group : groups) is_prefix = is_prefix || group.starts_with(path + ".");
     if (is_group) continue;
-    if (is_prefix) {
-      find_unused(document, groups, path, table.section(key), warnings);
+    if (is_prefix && is_table) {
+      find_unused(document, groups, path, table.section(key), report);
       continue;
     }
     warnings.push_back(fmt::format("{}[{}]: no group of the topology is named `{}`; the section is not used",
@@ -55,10 +62,10 @@ void find_unused(const AnyConfig& document, const std::vector<std::string>& grou
 }
 }  // namespace
 
-std::vector<std::string> unused_config_sections(const AnyConfig& document, const std::vector<std::string>& groups) {
-  std::vector<std::string> warnings;
-  find_unused(document, groups, "", document, warnings);
-  return warnings;
+ConfigReport check_config_document(const AnyConfig& document, const std::vector<std::string>& groups) {
+  ConfigReport report;
+  find_unused(document, groups, "", document, report);
+  return report;
 }
 
 }  // namespace elfin

@@ -294,7 +294,9 @@ class Parser {
         error(*route, fmt::format("route {} -> {}: a group cannot route to itself", *from, *to));
         ok = false;
       }
-      if (!ok || patterns.size() != messages->as_array()->size()) continue;
+      // A route with a bad pattern is left out: the file is rejected anyway, with every error.
+      const toml::array* listed = messages == nullptr ? nullptr : messages->as_array();
+      if (!ok || listed == nullptr || patterns.size() != listed->size()) continue;
       auto from_group = file.topology.local(*from);
       from_group.route_to(file.topology.local(*to), [patterns = std::move(patterns)](const Envelope& e) {
         for (const auto& p : patterns) {

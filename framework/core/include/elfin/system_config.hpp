@@ -42,9 +42,9 @@ struct SystemConfig {
 /// Checks the `system` table of a group's section (`section` is the whole group section).
 [[nodiscard]] ConfigReport check_system_config(const AnyConfig& section, std::string_view scope);
 
-/// Warnings for the tables of a config document that no group reads (a misspelt group name, most
-/// likely). `[common]` and `[system.runtime]` are always read.
-[[nodiscard]] std::vector<std::string> unused_config_sections(const AnyConfig& document,
-                                                              const std::vector<std::string>& groups);
+/// Checks the shape of a whole config document for a node with `groups`: a group's section (or
+/// `common`) that is not a table is an error; a table that no group reads (a misspelt group name,
+/// most likely) is a warning. `[common]` and `[system.runtime]` are always read.
+[[nodiscard]] ConfigReport check_config_document(const AnyConfig& document, const std::vector<std::string>& groups);
 
 }  // namespace elfin

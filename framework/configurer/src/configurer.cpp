@@ -61,7 +61,9 @@ Task<std::vector<std::string>> validate(Context<> ctx, std::vector<Update> updat
   co_return objections;
 }
 
-/// Re-reads the config file and, if every check passes, applies it.
+/// Re-reads the config file and, if every check passes, applies it. The file is read with a plain
+/// blocking read on the actor's worker: config files are a few kilobytes and reloads are rare, so
+/// this costs less than handing it to another thread.
 Task<ReloadReport> reload(Context<> ctx, bool force) {
   SystemView view = SystemView::of(ctx);
   ReloadReport report;

@@ -1,7 +1,9 @@
 #include <elfin/config.hpp>
 
+#include <cerrno>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -194,7 +196,9 @@ Result<AnyConfig, std::string> AnyConfig::from_toml(std::string_view toml_text, 
 
 Result<AnyConfig, std::string> AnyConfig::from_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Err{fmt::format("{}: cannot read the config file: {}", path, std::strerror(errno))};
+  if (!in)
+    return Err{fmt::format("{}: cannot read the config file: {}", path,
+                           std::error_code(errno, std::generic_category()).message())};
   std::ostringstream text;
   text << in.rdbuf();
   return from_toml(text.str(), path);

@@ -1,11 +1,13 @@
 #include <elfin/topology_file.hpp>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -336,7 +338,9 @@ Result<TopologyFile, std::string> parse_topology_file(std::string_view toml_text
 
 Result<TopologyFile, std::string> load_topology_file(const std::string& path, const BlueprintRegistry& registry) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Err{fmt::format("{}: cannot read the topology file: {}", path, std::strerror(errno))};
+  if (!in)
+    return Err{fmt::format("{}: cannot read the topology file: {}", path,
+                           std::error_code(errno, std::generic_category()).message())};
   std::ostringstream text;
   text << in.rdbuf();
   const auto dir = std::filesystem::path(path).parent_path();

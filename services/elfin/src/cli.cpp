@@ -1,6 +1,7 @@
 #include <elfin/cli.hpp>
 
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -144,7 +145,9 @@ Result<TopologyFile, std::string> load_node(const std::string& topology_path, co
   return node;
 }
 
-int main(int argc, char** argv, const BlueprintRegistry& registry) {
+namespace {
+
+int dispatch(int argc, char** argv, const BlueprintRegistry& registry) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
   if (args.empty()) return usage_error("no command given");
   const std::string_view command = args.front();
@@ -170,6 +173,19 @@ int main(int argc, char** argv, const BlueprintRegistry& registry) {
   auto parsed = parse_args(args);
   if (!parsed) return usage_error(parsed.error());
   return command == "run" ? run(*parsed, registry) : check(*parsed, registry);
+}
+
+}  // namespace
+
+int main(int argc, char** argv, const BlueprintRegistry& registry) {
+  // Expected failures are values all the way up; an exception here is a bug (or out of memory),
+  // reported like any other error rather than as an abort.
+  try {
+    return dispatch(argc, argv, registry);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "elfin: internal error: {}\n", e.what());
+    return 1;
+  }
 }
 
 }  // namespace elfin::cli

@@ -236,3 +236,9 @@ TEST_CASE("a reload reports unknown keys as warnings and still applies", "[confi
                                           "section is not used"));
   CHECK(step_of(proxy, "counters") == 2);
 }
+
+TEST_CASE("elfin::run returns 1 when the configurer rejects the config at start-up", "[configurer]") {
+  TempDir dir;
+  auto path = dir.write("node.toml", "[counters]\nstep = 500\n");
+  CHECK(elfin::run(with_configurer(validating_steppers(), steppers()), from_file(path)) == 1);
+}

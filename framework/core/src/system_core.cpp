@@ -30,6 +30,7 @@ SystemCore::~SystemCore() {
     cell->sched_.store(SchedState::Dead, std::memory_order_release);
     cell->mailbox().close();
     std::ignore = cell->mailbox().drain();
+    cell->sources().clear();
     cell->task_ = {};
   }
 }
@@ -200,6 +201,7 @@ void finish_actor(ActorCell& cell) {
   cell.mailbox().close();
   cell.sched_.store(SchedState::Dead, std::memory_order_release);
   std::ignore = cell.mailbox().drain();
+  cell.sources().clear();  // sources die with the actor: timers cancelled, signals unsubscribed
   cell.task_ = {};
   cell.set_status(std::move(final_status));
   unregister_actor(cell.group().system(), cell);

@@ -12,6 +12,7 @@
 #include <elfin/actor_group.hpp>
 #include <elfin/context.hpp>
 #include <elfin/messages.hpp>
+#include <elfin/signal.hpp>
 #include <elfin/system_config.hpp>
 #include <elfin/system_view.hpp>
 #include <elfin/task.hpp>
@@ -34,6 +35,12 @@ std::string join(const std::vector<std::string>& lines) {
   for (const auto& line : lines) out += (out.empty() ? "" : "\n") + line;
   return out;
 }
+
+/// What the configurer's Signal sources send it: SIGHUP reloads the changed groups, SIGUSR2 all.
+struct SignalledReload {
+  bool force = false;
+  ELFIN_MESSAGE(configurer, SignalledReload, force);
+};
 
 struct Update {
   std::string group;
@@ -148,10 +155,19 @@ void log_report(const ReloadReport& report, bool force) {
 }
 
 Task<> configurer(Context<> ctx) {
+  // As in elfo: SIGHUP is ReloadConfigs, SIGUSR2 is ReloadConfigs::forcing().
+  ctx.attach(Signal(SignalKind::Hangup, SignalledReload{false}));
+  ctx.attach(Signal(SignalKind::User2, SignalledReload{true}));
   bool started = false;
   while (auto envelope = co_await ctx.recv()) {
     if (envelope->is<ConfigUpdated>()) {
       if (!std::exchange(started, true)) co_await start_up(ctx);
+      continue;
+    }
+    if (const auto* signalled = envelope->get<SignalledReload>()) {
+      const bool force = signalled->force;
+      ReloadReport report = co_await reload(ctx, force);
+      log_report(report, force);
       continue;
     }
     if (const auto* request = envelope->get<ReloadConfigs>()) {

@@ -5,6 +5,8 @@
 // entrypoint, rewrites the file and asks the configurer to reload, as SIGHUP would.
 #include <catch2/catch.hpp>
 
+#include <csignal>
+
 #include <elfin/configurer.hpp>
 #include <elfin/elfin.hpp>
 #include <elfin/testing/proxy.hpp>
@@ -241,4 +243,23 @@ TEST_CASE("elfin::run returns 1 when the configurer rejects the config at start-
   TempDir dir;
   auto path = dir.write("node.toml", "[counters]\nstep = 500\n");
   CHECK(elfin::run(with_configurer(validating_steppers(), steppers()), from_file(path)) == 1);
+}
+
+TEST_CASE("SIGHUP reloads the changed groups and SIGUSR2 forces a reload of all", "[configurer]") {
+  TempDir dir;
+  auto path = dir.write("node.toml", "[counters]\nstep = 1\n[others]\nstep = 5\n");
+  auto proxy = testing::proxy(with_configurer(steppers(), steppers()), "counters", from_file(path));
+  // The configurer attached its Signal sources before it started the other groups, so once a
+  // group has run, a raised SIGHUP is a message to the configurer, not the default (exit).
+  REQUIRE(eventually([&] { return proxy.request(Echo{}) == "1"; }));
+
+  dir.write("node.toml", "[counters]\nstep = 20\n[others]\nstep = 5\n");
+  REQUIRE(std::raise(SIGHUP) == 0);
+  CHECK(eventually([&] { return step_of(proxy, "counters") == 20; }));
+  CHECK(proxy.request(Echo{}) == "2");
+  CHECK(proxy.request_fallible(Echo{}, proxy.system().group_addr("others")).value() == "1");  // unchanged
+
+  REQUIRE(std::raise(SIGUSR2) == 0);
+  CHECK(eventually([&] { return proxy.request_fallible(Echo{}, proxy.system().group_addr("others")).value() == "2"; }));
+  CHECK(proxy.request(Echo{}) == "3");
 }

@@ -10,9 +10,9 @@
 // UpdateConfig to the groups that are not entrypoints, which starts them. A rejection at start-up
 // terminates the system as failed (exit code 1).
 //
-// Reload: `ReloadConfigs` (configurer/protocol.hpp), or SIGHUP (changed groups) and SIGUSR2
-// (forced) once signal sources are wired in. An invalid config is rejected as a whole; the running
-// configs stay, and the reason is logged and returned.
+// Reload: `ReloadConfigs` (configurer/protocol.hpp), SIGHUP (changed groups) or SIGUSR2 (forced),
+// received through Signal sources. An invalid config is rejected as a whole; the running configs
+// stay, and the reason is logged and returned.
 //
 // Thread safety: a blueprint is a value; the group has one actor.
 #pragma once

@@ -19,10 +19,20 @@ namespace elfin {
 
 namespace {
 
+// `[system.runtime]`: settings of the node itself. StartOptions set from C++ win over these.
 struct RuntimeConfig {
   unsigned workers = 0;
-  ELFIN_CONFIG(workers);
+  std::optional<std::chrono::milliseconds> terminate_closing_after;
+  std::optional<std::chrono::milliseconds> terminate_give_up_after;
+  std::optional<double> memory_threshold;
+  std::optional<std::chrono::milliseconds> memory_check_interval;
+  ELFIN_CONFIG(workers, terminate_closing_after, terminate_give_up_after, memory_threshold, memory_check_interval);
 };
+
+template <class T>
+void fill(std::optional<T>& option, const std::optional<T>& configured, T fallback) {
+  if (!option) option = configured.value_or(fallback);
+}
 
 std::string join_lines(const std::vector<std::string>& lines) {
   std::string out;
@@ -57,13 +67,18 @@ Result<System, std::string> System::start(Topology topology, StartOptions option
   }
   if (!problems.empty()) return Err{"cannot start the system:" + join_lines(problems)};
 
-  // `[system.runtime] workers = N` in the config sets the worker count when the code does not.
+  // `[system.runtime]` sets the worker count, termination stages and memory tracker when the code
+  // does not.
   auto runtime = config.section("system.runtime").decode<RuntimeConfig>();
   if (!runtime) {
     return Err{
         fmt::format("cannot start the system:\n  - {}: [system.runtime]: {}", options.config_source, runtime.error())};
   }
   if (options.workers == 0) options.workers = runtime->workers;
+  fill(options.terminate_closing_after, runtime->terminate_closing_after, std::chrono::milliseconds{30'000});
+  fill(options.terminate_give_up_after, runtime->terminate_give_up_after, std::chrono::milliseconds{15'000});
+  fill(options.memory_threshold, runtime->memory_threshold, 0.9);
+  fill(options.memory_check_interval, runtime->memory_check_interval, std::chrono::milliseconds{3'000});
 
   auto core = std::make_unique<detail::SystemCore>(std::move(options));
   TraceId::set_node_no(core->node_no());
@@ -87,6 +102,7 @@ Result<System, std::string> System::start(Topology topology, StartOptions option
   if (!problems.empty()) return Err{"cannot start the system:" + join_lines(problems)};
 
   core->scheduler().start();
+  core->start_memory_tracker();
   // The start-up UpdateConfig is what starts actors (the default router unicasts it to the
   // singleton); entrypoints get theirs first.
   for (bool entrypoints : {true, false}) {

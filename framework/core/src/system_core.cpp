@@ -109,7 +109,6 @@ void SystemCore::report_status(const ActorCell& cell, const ActorStatus& status)
 
 void SystemCore::start_memory_tracker() {
   const double threshold = options_.memory_threshold.value_or(0.9);
-  if (threshold >= 1.0) return;  // never exceeded: not worth a timer
   memory_tracker_ =
       std::make_unique<MemoryTracker>(timers_, options_.memory_check_interval.value_or(std::chrono::milliseconds{3000}),
                                       threshold, [this](std::string reason) { terminate(std::move(reason)); });

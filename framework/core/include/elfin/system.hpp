@@ -55,8 +55,8 @@ struct StartOptions {
   std::optional<std::chrono::milliseconds> terminate_give_up_after;
   /// The memory tracker (Linux): terminate gracefully once 1 - MemAvailable/MemTotal exceeds
   /// `memory_threshold`, checked every `memory_check_interval`. Unset: the config's
-  /// `[system.runtime]` keys of the same names, else 0.9 and 3 s. A threshold of 1.0 or more
-  /// turns the tracker off.
+  /// `[system.runtime]` keys of the same names, else 0.9 and 3 s. A threshold of 1.0 is never
+  /// exceeded.
   std::optional<double> memory_threshold;
   std::optional<std::chrono::milliseconds> memory_check_interval;
   /// Virtual time: the runtime's clock stands still until `System::advance_time` moves it, so

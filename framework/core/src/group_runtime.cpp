@@ -140,7 +140,9 @@ void send_report(SystemCore& system, Addr from, Addr to, const ActorCell& cell, 
 }  // namespace
 
 void GroupRuntime::subscribe_statuses(Addr subscriber) {
-  if (subscriber.is_null()) return;
+  // Reports go to an actor; a group address could route a report back into this group while its
+  // subscribers' lock is held.
+  if (subscriber.is_null() || subscriber.is_group()) return;
   std::lock_guard lock(subscribers_mu_);
   if (std::find(subscribers_.begin(), subscribers_.end(), subscriber) == subscribers_.end()) {
     subscribers_.push_back(subscriber);

@@ -79,6 +79,16 @@ Result<System, std::string> System::start(Topology topology, StartOptions option
   fill(options.terminate_give_up_after, runtime->terminate_give_up_after, std::chrono::milliseconds{15'000});
   fill(options.memory_threshold, runtime->memory_threshold, 0.9);
   fill(options.memory_check_interval, runtime->memory_check_interval, std::chrono::milliseconds{3'000});
+  if (options.memory_check_interval->count() <= 0) {
+    problems.push_back(fmt::format("{}: [system.runtime]: memory_check_interval must be positive, got {} ms",
+                                   options.config_source, options.memory_check_interval->count()));
+  }
+  if (!(*options.memory_threshold > 0.0)) {
+    problems.push_back(
+        fmt::format("{}: [system.runtime]: memory_threshold must be above 0 (a share such as 0.9), got {}",
+                    options.config_source, *options.memory_threshold));
+  }
+  if (!problems.empty()) return Err{"cannot start the system:" + join_lines(problems)};
 
   auto core = std::make_unique<detail::SystemCore>(std::move(options));
   TraceId::set_node_no(core->node_no());

@@ -191,6 +191,20 @@ TEST_CASE("the memory tracker terminates the system gracefully when memory use i
   CHECK_THAT(lines[0], Catch::Contains("above the threshold of 0.0%"));
 }
 
+TEST_CASE("memory tracker settings that make no sense stop the start", "[core][termination]") {
+  auto start_with = [](const std::string& runtime) {
+    Topology topology;
+    topology.local("deaf").mount(ActorGroup().exec(deaf));
+    StartOptions options = quick_options();
+    options.config_toml = "[system.runtime]\n" + runtime;
+    auto system = System::start(std::move(topology), options);
+    return system ? std::string("started") : system.error();
+  };
+  CHECK_THAT(start_with("memory_check_interval = \"0s\""), Catch::Contains("memory_check_interval must be positive"));
+  CHECK_THAT(start_with("memory_threshold = 0.0"), Catch::Contains("memory_threshold must be above 0"));
+  CHECK(start_with("memory_threshold = 0.5") == "started");
+}
+
 TEST_CASE("the memory tracker leaves a system alone below its threshold", "[core][termination]") {
   journal().clear();
   StartOptions options = quick_options();

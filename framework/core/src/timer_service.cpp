@@ -76,7 +76,10 @@ void TimerService::thread_main() {
     if (queue_.empty()) {
       cv_.wait(lock);
     } else {
-      cv_.wait_until(lock, queue_.begin()->first.first);
+      // A copy: wait_until reads the deadline again after waking, and a cancel may have freed
+      // the node it lives in meanwhile.
+      const TimePoint next = queue_.begin()->first.first;
+      cv_.wait_until(lock, next);
     }
   }
 }

@@ -14,6 +14,7 @@ ActorCell::ActorCell(GroupRuntime& group, bool external) : group_(&group), exter
 
 ActorCell::~ActorCell() {
   // The frame may hold envelopes and tokens whose destructors look at this cell; end it first.
+  sources_.clear();
   task_ = {};
 }
 
@@ -70,6 +71,7 @@ void ActorCell::begin_lifecycle(ActorStartInfo info) {
   restart_override_.reset();
   failure_.clear();
   seen_recv_ = false;
+  sources_first_ = false;
   yield_requested_ = false;
   poll_fn_ = nullptr;
   poll_arg_ = nullptr;
@@ -83,14 +85,26 @@ Mailbox::PopResult ActorCell::take_next(Envelope& out) {
     seen_recv_ = true;
     if (status_.kind() == ActorStatusKind::Initializing) set_status(ActorStatus::NORMAL);
   }
+  auto from_source = [&] {
+    if (sources_.empty() || !sources_.poll(*this, out)) return false;
+    sources_first_ = false;
+    out.mark_received();
+    trace_id_ = out.trace_id();
+    return true;
+  };
   for (;;) {
+    if (sources_first_ && from_source()) return Mailbox::PopResult::Item;
     const Mailbox::PopResult result = mailbox_.pop(out);
     if (result == Mailbox::PopResult::Closed) {
       if (!status_.is_finished() && status_.kind() != ActorStatusKind::Terminating)
         set_status(ActorStatus::TERMINATING);
       return result;
     }
-    if (result == Mailbox::PopResult::Empty) return result;
+    if (result == Mailbox::PopResult::Empty) {
+      if (!sources_first_ && from_source()) return Mailbox::PopResult::Item;
+      return result;
+    }
+    sources_first_ = !sources_.empty();
     out.mark_received();
     trace_id_ = out.trace_id();
     if (!out.vtable().is_system) return result;
@@ -116,6 +130,8 @@ Mailbox::PopResult ActorCell::take_next(Envelope& out) {
     return result;
   }
 }
+
+SourceSet& cell_sources(ActorCell& cell) { return cell.sources(); }
 
 void Waker::wake() const {
   if (cell_) cell_->notify();

@@ -31,6 +31,7 @@ SystemCore::~SystemCore() {
     cell->sched_.store(SchedState::Dead, std::memory_order_release);
     cell->mailbox().close();
     std::ignore = cell->mailbox().drain();
+    cell->sources().clear();
     cell->task_ = {};
   }
 }
@@ -272,6 +273,7 @@ void finish_actor(ActorCell& cell) {
     // while it waits is handled by its successor (an actor that closed its mailbox gets it
     // reopened). Nothing runs it until the relaunch makes it Idle again.
     cell.sched_.store(SchedState::Dead, std::memory_order_release);
+    cell.sources().clear();  // sources die with the actor that attached them, restarted or not
     cell.task_ = {};
     cell.set_status(std::move(final_status));
     cell.mailbox().reopen();
@@ -282,6 +284,7 @@ void finish_actor(ActorCell& cell) {
   cell.mailbox().close();
   cell.sched_.store(SchedState::Dead, std::memory_order_release);
   std::ignore = cell.mailbox().drain();
+  cell.sources().clear();  // sources die with the actor: timers cancelled, signals unsubscribed
   cell.task_ = {};
   cell.set_status(std::move(final_status));
   unregister_actor(group.system(), cell);

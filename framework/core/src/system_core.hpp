@@ -35,6 +35,7 @@
 #include "address_book.hpp"
 #include "memory_tracker.hpp"
 #include "scheduler.hpp"
+#include "signal_dispatcher.hpp"
 
 namespace elfin::detail {
 
@@ -50,6 +51,8 @@ class SystemCore {
   [[nodiscard]] Scheduler& scheduler() { return scheduler_; }
   [[nodiscard]] AddressBook& address_book() { return book_; }
   [[nodiscard]] TimerService& timers() { return timers_; }
+  /// Delivers Unix signals to Signal sources (its thread starts with the first subscription).
+  [[nodiscard]] SignalDispatcher& signals() { return signals_; }
 
   /// Virtual time only: moves time forward by `by`, firing due timers in order and waiting (up to
   /// `settle_timeout` of real time each) for the system to be quiescent before the first timer and
@@ -91,6 +94,7 @@ class SystemCore {
   std::vector<std::unique_ptr<GroupRuntime>> groups_;
   Scheduler scheduler_;
   TimerService timers_;
+  SignalDispatcher signals_;  // destroyed first: stops delivering before anything else goes
   std::atomic<std::size_t> live_actors_{0};
 
   std::mutex mu_;

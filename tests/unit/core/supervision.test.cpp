@@ -254,6 +254,37 @@ TEST_CASE("a restarted actor starts a new trace and knows it was restarted", "[c
   CHECK(second.trace != boom_trace.raw());  // not the trace of the Boom that felled it
 }
 
+namespace {
+/// The first lifecycle attaches a one-second Interval; every lifecycle reports the ticks it gets.
+Task<> ticking(Context<> ctx) {
+  const std::string me = cause_of(ctx.start_info());
+  if (!ctx.start_info().is_restart()) {
+    auto interval = ctx.attach(Interval(Tick{}));
+    interval.start(1s);
+  }
+  Seen started{0, "started:" + me, 0};
+  std::ignore = ctx.unbounded_send(started);
+  while (auto envelope = co_await ctx.recv()) {
+    if (envelope->is<Boom>()) throw std::runtime_error("boom");
+    if (envelope->is<Tick>()) {
+      Seen tick{0, "tick in " + me, 0};
+      std::ignore = ctx.unbounded_send(tick);
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("sources attached by an actor stop with it; its restarted successor does not get them",
+          "[core][supervision]") {
+  auto proxy = virtual_proxy(ActorGroup().restart_policy(RestartPolicy::on_failure(params_4_36())).exec(ticking));
+  REQUIRE(recv_seen(proxy, 1) == Lines{"0:started:spawned"});
+  proxy.advance(2s);
+  CHECK(drain_seen(proxy) == Lines{"0:tick in spawned", "0:tick in spawned"});
+  proxy.send(Boom{"x"});
+  proxy.advance(30s);
+  CHECK(drain_seen(proxy) == Lines{"0:started:restarted#1"});
+}
+
 // --- precedence --------------------------------------------------------------------------------
 
 TEST_CASE("restart policy precedence: ctx.set_restart_policy > config > blueprint", "[core][supervision]") {

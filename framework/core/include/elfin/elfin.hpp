@@ -9,9 +9,11 @@
 #include <elfin/blueprint.hpp>
 #include <elfin/config.hpp>
 #include <elfin/context.hpp>
+#include <elfin/delay.hpp>
 #include <elfin/duration.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
+#include <elfin/interval.hpp>
 #include <elfin/map_router.hpp>
 #include <elfin/match.hpp>
 #include <elfin/message.hpp>
@@ -20,7 +22,9 @@
 #include <elfin/request.hpp>
 #include <elfin/restart_policy.hpp>
 #include <elfin/result.hpp>
+#include <elfin/signal.hpp>
 #include <elfin/singleton.hpp>
+#include <elfin/stream.hpp>
 #include <elfin/system.hpp>
 #include <elfin/task.hpp>
 #include <elfin/termination_policy.hpp>

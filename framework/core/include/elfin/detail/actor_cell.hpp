@@ -45,6 +45,7 @@
 #include <elfin/detail/key_text.hpp>
 #include <elfin/detail/mailbox.hpp>
 #include <elfin/detail/restart_backoff.hpp>
+#include <elfin/detail/source.hpp>
 #include <elfin/detail/spin_lock.hpp>
 #include <elfin/restart_policy.hpp>
 #include <elfin/task.hpp>
@@ -115,8 +116,13 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   void begin_lifecycle(ActorStartInfo info);
   void set_started_at(std::chrono::steady_clock::time_point at) { started_at_ = at; }
 
-  /// The next message for the actor, after the runtime took its share (Ping, UpdateConfig, ...).
+  /// The next message for the actor, after the runtime took its share (Ping, UpdateConfig, ...),
+  /// from the mailbox or an attached source. The two take turns whenever both have something, so
+  /// neither a busy source nor a busy mailbox starves the other. A closed and drained mailbox
+  /// ends the actor's input even if sources remain.
   Mailbox::PopResult take_next(Envelope& out);
+  /// The sources attached with `ctx.attach`.
+  [[nodiscard]] SourceSet& sources() { return sources_; }
   [[nodiscard]] const std::shared_ptr<const void>& config() const { return config_; }
   void set_config(std::shared_ptr<const void> config) { config_ = std::move(config); }
 
@@ -143,6 +149,8 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   std::chrono::steady_clock::time_point started_at_;
   bool external_;
   bool seen_recv_ = false;
+  bool sources_first_ = false;  ///< the last item came from the mailbox: sources go first next
+  SourceSet sources_;
   std::shared_ptr<const void> config_;
 
   // External cells (test proxies) are woken through a condition variable, not the scheduler.

@@ -56,7 +56,7 @@ struct StartOptions {
   /// The memory tracker (Linux): terminate gracefully once 1 - MemAvailable/MemTotal exceeds
   /// `memory_threshold`, checked every `memory_check_interval`. Unset: the config's
   /// `[system.runtime]` keys of the same names, else 0.9 and 3 s. A threshold of 1.0 is never
-  /// exceeded.
+  /// exceeded. Off under `virtual_time`.
   std::optional<double> memory_threshold;
   std::optional<std::chrono::milliseconds> memory_check_interval;
   /// Virtual time: the runtime's clock stands still until `System::advance_time` moves it, so

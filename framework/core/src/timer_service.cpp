@@ -76,10 +76,10 @@ void TimerService::thread_main() {
     if (queue_.empty()) {
       cv_.wait(lock);
     } else {
-      // A copy: wait_until reads the deadline again after waking, and a cancel may have freed
-      // the node it lives in meanwhile.
-      const TimePoint next = queue_.begin()->first.first;
-      cv_.wait_until(lock, next);
+      // A copy: wait_until reads the deadline again after waking, and by then a `cancel` may
+      // have freed the node it lives in.
+      const TimePoint deadline = queue_.begin()->first.first;
+      cv_.wait_until(lock, deadline);
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,22 @@ Task<> produce(Emitter emitter, std::int64_t count) {
   }
 }
 
+/// Emits Item{0}, fails, and never gets to Item{1}.
+Task<> produce_then_throw(Emitter emitter) {
+  Item first{0};
+  co_await emitter.emit(std::move(first));
+  throw std::runtime_error("the generator broke");
+}
+
+/// Emits `count` items, letting other actors run before each.
+Task<> produce_yielding(Emitter emitter, Ctx ctx, std::int64_t count) {
+  for (std::int64_t n = 0; n < count; ++n) {
+    co_await ctx.yield_now();
+    Item item{n};
+    co_await emitter.emit(std::move(item));
+  }
+}
+
 /// An async sequence of `left` items, each fetched from the test with an Echo request.
 struct Asked {
   Ctx ctx;
@@ -99,6 +116,8 @@ Task<> source_user(Ctx ctx) {
   std::uint64_t ticks = 0;
   std::uint64_t flood_items = 0;  // items of an endless stream are counted, not reported
   bool flooding = false;
+  bool chain = false;  // every tick attaches a Delay of 500 ms
+  bool feed = false;   // send ourselves a Cmd{"feed"} after each one, until a tick arrives
   while (auto envelope = co_await ctx.recv()) {
     std::string out;
     std::uint64_t key = 0;
@@ -115,6 +134,16 @@ Task<> source_user(Ctx ctx) {
           } else if (cmd.what == "interval_after") {
             interval = ctx.attach(Interval(IntervalTick{}));
             interval->start_after(a, b);
+          } else if (cmd.what == "interval_preset") {
+            Interval preset(IntervalTick{});
+            preset.start(a);  // before attach: the schedule starts when attached
+            interval = ctx.attach(preset);
+          } else if (cmd.what == "self_feed") {
+            feed = true;
+          } else if (cmd.what == "feed") {
+            out.clear();  // silent: the test only wants to see the tick
+          } else if (cmd.what == "chain") {
+            chain = true;
           } else if (cmd.what == "set_period") {
             interval->set_period(a);
           } else if (cmd.what == "restart") {
@@ -139,6 +168,10 @@ Task<> source_user(Ctx ctx) {
           } else if (cmd.what == "generate") {
             flooding = cmd.a < 0;
             stream = ctx.attach(Stream::generate(produce, cmd.a));
+          } else if (cmd.what == "generate_throw") {
+            stream = ctx.attach(Stream::generate(produce_then_throw));
+          } else if (cmd.what == "generate_yield") {
+            stream = ctx.attach(Stream::generate(produce_yielding, ctx, cmd.a));
           } else if (cmd.what == "from") {
             stream = ctx.attach(Stream::from(Asked{ctx, cmd.a}));
           } else if (cmd.what == "stream_done") {
@@ -150,6 +183,8 @@ Task<> source_user(Ctx ctx) {
         [&](const IntervalTick&) {
           out = "tick";
           key = ++ticks;
+          feed = false;
+          if (chain) ctx.attach(Delay(500ms, DelayFired{}));
         },
         [&](const DelayFired&) { out = "delay"; }, [&](const SignalSeen& s) { out = "signal:" + s.name; },
         [&](const DataFetched& d) { out = "fetched:" + d.data; },
@@ -165,6 +200,10 @@ Task<> source_user(Ctx ctx) {
         [&](const GetValue&, ResponseToken<GetValue> token) { ctx.respond(std::move(token), ticks + flood_items); });
     if (!out.empty()) co_await report(ctx, out, key);
     if (exit) break;
+    if (feed) {
+      Cmd next{"feed"};
+      std::ignore = co_await ctx.send_to(ctx.addr(), std::move(next));
+    }
   }
 }
 
@@ -291,6 +330,27 @@ TEST_CASE("a stopped interval stays attached and can start again; a terminated o
   command(proxy, "restart", 1000);  // a terminated interval ignores start
   proxy.advance(10s);
   CHECK(queued(proxy).empty());
+}
+
+TEST_CASE("an interval started before it is attached starts ticking when attached", "[core][sources]") {
+  auto proxy = virtual_proxy();
+  proxy.advance(10s);  // time passing before the attach does not count
+  command(proxy, "interval_preset", 1000);
+  proxy.advance(999ms);
+  CHECK(queued(proxy).empty());
+  proxy.advance(1ms);
+  CHECK(queued(proxy) == std::vector<std::string>{"tick"});
+}
+
+TEST_CASE("timers that actors set while time advances fire within the same advance", "[core][sources]") {
+  // Each tick (every 1 s) attaches a 500 ms Delay: ticks and delays interleave in one call.
+  auto proxy = virtual_proxy();
+  command(proxy, "chain");
+  command(proxy, "interval", 1000);
+  proxy.advance(3s);
+  CHECK(queued(proxy) == std::vector<std::string>{"tick", "delay", "tick", "delay", "tick"});
+  proxy.advance(500ms);
+  CHECK(queued(proxy) == std::vector<std::string>{"delay"});
 }
 
 TEST_CASE("every interval tick starts a new trace", "[core][sources]") {
@@ -438,6 +498,26 @@ TEST_CASE("Stream::generate delivers what the generator emits, in order, continu
   CHECK(stream_state(proxy) == "stream terminated");
 }
 
+TEST_CASE("a generator that throws is detached and the actor goes on", "[core][sources]") {
+  auto proxy = testing::proxy(ActorGroup().exec(source_user));
+  command(proxy, "generate_throw");
+  auto first = proxy.recv_as<Seen>();
+  CHECK(first.what == "item");
+  CHECK(stream_state(proxy) == "stream terminated");
+  command(proxy, "noop");  // still alive
+}
+
+TEST_CASE("a generator may yield to other actors between items", "[core][sources]") {
+  auto proxy = testing::proxy(ActorGroup().exec(source_user), {}, {.workers = 1});
+  command(proxy, "generate_yield", 5);
+  for (std::uint64_t n = 0; n < 5; ++n) {
+    auto seen = proxy.recv_as<Seen>();
+    CHECK(seen.what == "item");
+    CHECK(seen.key == n);
+  }
+  CHECK(stream_state(proxy) == "stream terminated");
+}
+
 TEST_CASE("Stream::from an async sequence delivers each item on a new trace", "[core][sources]") {
   auto proxy = testing::proxy(ActorGroup().exec(source_user));
   const TraceId cause = TraceId::generate();
@@ -469,19 +549,12 @@ TEST_CASE("a source that always has items does not starve the mailbox", "[core][
 }
 
 TEST_CASE("a mailbox that is never empty does not starve a source", "[core][sources]") {
-  auto proxy = testing::proxy(ActorGroup().exec(source_user));
+  // The actor sends itself a message after every message it handles, so its mailbox is never
+  // empty when it calls recv; the interval's tick still gets through (and ends the feeding).
+  auto proxy = testing::proxy(ActorGroup().exec(source_user), {}, {.workers = 1});
+  command(proxy, "self_feed");
   command(proxy, "interval", 1);
-  // Keep the actor's mailbox busy with commands that do nothing but ack; ticks still get through.
-  bool ticked = false;
-  for (int i = 0; i < 10000 && !ticked; ++i) {
-    Cmd noop{"noop"};
-    std::ignore = proxy.try_send(std::move(noop));
-    while (auto envelope = proxy.try_recv()) {
-      if (const Seen* seen = envelope->get<Seen>(); seen && seen->what == "tick") ticked = true;
-    }
-  }
-  if (!ticked) ticked = proxy.recv_as<Seen>().what == "tick";
-  CHECK(ticked);
+  CHECK(proxy.recv_as<Seen>().what == "tick");
 }
 
 TEST_CASE("sources die with their actor", "[core][sources]") {

@@ -59,8 +59,25 @@ bool ActorCell::wait_external(std::chrono::steady_clock::time_point deadline) {
 
 void ActorCell::set_status(ActorStatus status) {
   if (status == status_) return;
-  status_ = std::move(status);
+  {
+    std::lock_guard lock(status_mu_);
+    status_ = std::move(status);
+  }
   group_->system().report_status(*this, status_);
+}
+
+void ActorCell::begin_lifecycle(ActorStartInfo info) {
+  start_info_ = info;
+  restart_override_.reset();
+  failure_.clear();
+  seen_recv_ = false;
+  sources_first_ = false;
+  yield_requested_ = false;
+  poll_fn_ = nullptr;
+  poll_arg_ = nullptr;
+  config_ = group_->current_config();
+  std::lock_guard lock(status_mu_);
+  status_ = ActorStatus::INITIALIZING;  // reported by start_actor
 }
 
 Mailbox::PopResult ActorCell::take_next(Envelope& out) {

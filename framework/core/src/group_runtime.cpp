@@ -1,7 +1,18 @@
 #include <elfin/detail/group_runtime.hpp>
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/mailbox.hpp>
+#include <elfin/detail/send_op.hpp>
+#include <elfin/duration.hpp>
 #include <elfin/messages.hpp>
+
+#include "restart_policy_config.hpp"
+#include "runtime_log.hpp"
+#include "system_core.hpp"
 
 namespace elfin::detail {
 
@@ -11,8 +22,8 @@ GroupRuntime::GroupRuntime(GroupInit init, GroupTraits traits)
       group_no_(init.group_no),
       addr_(init.addr),
       entrypoint_(init.entrypoint),
-      traits_(traits),
-      mailbox_capacity_(traits.mailbox_capacity != 0 ? traits.mailbox_capacity : Mailbox::kDefaultCapacity) {}
+      traits_(std::move(traits)),
+      mailbox_capacity_(traits_.mailbox_capacity != 0 ? traits_.mailbox_capacity : Mailbox::kDefaultCapacity) {}
 
 GroupRuntime::~GroupRuntime() = default;
 
@@ -20,8 +31,159 @@ bool GroupRuntime::default_is_broadcast(const Envelope& envelope) {
   return envelope.vtable().is_system && !envelope.is<ValidateConfig>();
 }
 
-void GroupRuntime::set_mailbox_capacity_from(const AnyConfig& config) {
-  if (auto capacity = config.mailbox_capacity()) mailbox_capacity_.store(*capacity, std::memory_order_relaxed);
+Result<GroupRuntime::SystemConfig, std::string> GroupRuntime::decode_system_config(const AnyConfig& config) {
+  SystemConfig out;
+  out.mailbox_capacity = config.mailbox_capacity();
+  auto restart = decode_restart_policy(config);
+  if (!restart) return Err{std::move(restart).error()};
+  out.restart_policy = std::move(*restart);
+  return out;
+}
+
+void GroupRuntime::apply_system_config(const SystemConfig& config) {
+  if (config.mailbox_capacity) mailbox_capacity_.store(*config.mailbox_capacity, std::memory_order_relaxed);
+  // A config without the table drops an earlier config's policy: the blueprint's applies again.
+  std::lock_guard lock(config_mu_);
+  config_restart_ = config.restart_policy;
+}
+
+// --- restarts -----------------------------------------------------------------------------------
+
+std::optional<RestartPolicy> GroupRuntime::configured_restart_policy() const {
+  std::lock_guard lock(config_mu_);
+  return config_restart_;
+}
+
+RestartPolicy GroupRuntime::restart_policy_for(const ActorCell& cell) const {
+  if (cell.restart_override()) return *cell.restart_override();
+  if (auto configured = configured_restart_policy()) return *configured;
+  return traits_.restart;
+}
+
+std::optional<std::chrono::nanoseconds> GroupRuntime::restart_delay(ActorCell& cell, const ActorStatus& final_status) {
+  if (traits_.external) return std::nullopt;
+  const RestartPolicy policy = restart_policy_for(cell);
+  if (!policy.restarts(final_status.kind() == ActorStatusKind::Failed) || !policy.params()) return std::nullopt;
+  const auto lived = system_->timers().now() - cell.started_at();
+  auto delay = cell.backoff().next(*policy.params(), lived);
+  if (!delay) {
+    log_runtime(LogLevel::Warn, cell.meta(), "not restarting: {} quick restarts in a row (max_retries)",
+                cell.backoff().attempt());
+  }
+  return delay;
+}
+
+bool GroupRuntime::schedule_restart(const std::shared_ptr<ActorCell>& cell, std::chrono::nanoseconds delay) {
+  {
+    std::lock_guard lock(restart_mu_);
+    if (!restarts_allowed_) return false;
+    if (delay > std::chrono::nanoseconds::zero()) {
+      log_runtime(LogLevel::Info, cell->meta(), "restarting in {} (attempt {})", format_duration(delay),
+                  cell->backoff().attempt());
+      // The timer finds the cell in waiting_ unless termination abandoned it first; whoever takes
+      // it out of the map owns what happens next, so a cancel that comes too late is harmless.
+      auto& waiting = waiting_[cell.get()];
+      waiting.cell = cell;
+      waiting.timer = system_->timers().schedule_after(delay, [this, raw = cell.get()] {
+        std::shared_ptr<ActorCell> due;
+        {
+          std::lock_guard inner(restart_mu_);
+          auto it = waiting_.find(raw);
+          if (it == waiting_.end()) return;
+          due = std::move(it->second.cell);
+          waiting_.erase(it);
+        }
+        relaunch(*due);
+      });
+      return true;
+    }
+  }
+  relaunch(*cell);
+  return true;
+}
+
+std::size_t GroupRuntime::restarting_actors() const {
+  std::lock_guard lock(restart_mu_);
+  return waiting_.size();
+}
+
+void GroupRuntime::relaunch(ActorCell& cell) {
+  // The cell is Dead (no one runs or schedules it) until start_actor makes it Idle, so its
+  // per-lifecycle state is ours to reset.
+  cell.begin_lifecycle(ActorStartInfo{ActorStartCause::Restarted, cell.backoff().attempt()});
+  cell.task_ = make_task(cell);
+  start_actor(cell);
+}
+
+void GroupRuntime::abandon_restarts() {
+  std::unordered_map<ActorCell*, Waiting> abandoned;
+  {
+    std::lock_guard lock(restart_mu_);
+    restarts_allowed_ = false;
+    abandoned.swap(waiting_);
+  }
+  for (auto& [raw, waiting] : abandoned) {
+    std::ignore = system_->timers().cancel(waiting.timer);
+    forget_actor(*waiting.cell);
+  }
+}
+
+// --- status subscriptions -----------------------------------------------------------------------
+
+namespace {
+void send_report(SystemCore& system, Addr from, Addr to, const ActorCell& cell, const ActorStatus& status,
+                 bool& delivered) {
+  ActorMeta meta = cell.meta();
+  ActorStatusReport report{std::move(meta.group), std::move(meta.key), cell.addr().raw(), status.kind(),
+                           status.details()};
+  SendOp op{system, to, Envelope::make(std::move(report), from, TraceId::generate()), SendMode::Unbounded};
+  std::ignore = op.run(nullptr);
+  delivered = op.result().ok();
+}
+}  // namespace
+
+void GroupRuntime::subscribe_statuses(Addr subscriber) {
+  // Reports go to an actor; a group address could route a report back into this group while its
+  // subscribers' lock is held.
+  if (subscriber.is_null() || subscriber.is_group()) return;
+  std::lock_guard lock(subscribers_mu_);
+  if (std::find(subscribers_.begin(), subscribers_.end(), subscriber) == subscribers_.end()) {
+    subscribers_.push_back(subscriber);
+  }
+  has_subscribers_.store(true, std::memory_order_seq_cst);
+  // The snapshot is read and sent under subscribers_mu_, which every change report takes too: a
+  // change that lands after our read is reported after our snapshot, never before it.
+  std::vector<std::pair<std::shared_ptr<ActorCell>, ActorStatus>> snapshot;
+  for_each_actor([&](ActorCell& cell) { snapshot.emplace_back(cell.shared_from_this(), cell.reported_status()); });
+  bool delivered = true;
+  for (const auto& [cell, status] : snapshot) {
+    if (delivered) send_report(*system_, addr_, subscriber, *cell, status, delivered);
+  }
+  if (!delivered) std::erase(subscribers_, subscriber);
+}
+
+void GroupRuntime::publish_status(const ActorCell& cell, const ActorStatus& status) {
+  // No change is missed by a subscriber that arrives concurrently: the owner wrote the status
+  // (under the cell's lock) before this seq_cst load; the subscriber stores the flag (seq_cst) and
+  // then reads the status under the same lock. If this load sees false, it precedes the store in
+  // the seq_cst order, so the subscriber's locked read comes after our locked write and its
+  // snapshot already holds this status.
+  if (!has_subscribers_.load(std::memory_order_seq_cst)) return;
+  std::lock_guard lock(subscribers_mu_);
+  std::erase_if(subscribers_, [&](Addr to) {
+    bool delivered = true;
+    send_report(*system_, addr_, to, cell, status, delivered);
+    return !delivered;
+  });
+}
+
+void GroupRuntime::check_runtime_keys(const AnyConfig& config, ConfigReport& report) const {
+  auto decoded = decode_system_config(config);
+  if (decoded) return;
+  // The error starts with the key path ("system.restart_policy.when: ..."): locate that key.
+  const std::string& error = decoded.error();
+  const std::string path = error.substr(0, error.find(':'));
+  report.errors.push_back(fmt::format("{}{} {}", config.where(path), scope(), error));
 }
 
 AnyConfig GroupRuntime::applied_config() const {

@@ -67,6 +67,11 @@ bool Mailbox::close() {
   return true;
 }
 
+void Mailbox::reopen() {
+  std::lock_guard lock(mu_);
+  closed_ = false;
+}
+
 std::vector<Envelope> Mailbox::drain() {
   std::vector<Envelope> out;
   RingBuffer<Envelope> rest;

@@ -21,10 +21,20 @@ namespace elfin {
 
 namespace {
 
+// `[system.runtime]`: settings of the node itself. StartOptions set from C++ win over these.
 struct RuntimeConfig {
   unsigned workers = 0;
-  ELFIN_CONFIG(workers);
+  std::optional<std::chrono::milliseconds> terminate_closing_after;
+  std::optional<std::chrono::milliseconds> terminate_give_up_after;
+  std::optional<double> memory_threshold;
+  std::optional<std::chrono::milliseconds> memory_check_interval;
+  ELFIN_CONFIG(workers, terminate_closing_after, terminate_give_up_after, memory_threshold, memory_check_interval);
 };
+
+template <class T>
+void fill(std::optional<T>& option, const std::optional<T>& configured, T fallback) {
+  if (!option) option = configured.value_or(fallback);
+}
 
 std::string join_lines(const std::vector<std::string>& lines) {
   std::string out;
@@ -80,12 +90,28 @@ Result<Prepared, std::string> prepare(const Topology& topology, StartOptions opt
   if (!problems.empty()) return Err{"cannot start the system:" + join_lines(problems)};
 
   Prepared prepared;
-  // `[system.runtime] workers = N` in the config sets the worker count when the code does not.
+  // `[system.runtime]` sets the worker count, termination stages and memory tracker when the code
+  // does not.
   ConfigReport runtime_report;
   auto runtime = config.section("system.runtime").decode_reporting<RuntimeConfig>(runtime_report, "[system.runtime]");
   if (!runtime_report.ok()) return Err{"cannot start the system:" + join_lines(runtime_report.errors)};
   prepared.warnings = std::move(runtime_report.warnings);
   if (options.workers == 0) options.workers = runtime.workers;
+  fill(options.terminate_closing_after, runtime.terminate_closing_after, std::chrono::milliseconds{30'000});
+  fill(options.terminate_give_up_after, runtime.terminate_give_up_after, std::chrono::milliseconds{15'000});
+  fill(options.memory_threshold, runtime.memory_threshold, 0.9);
+  fill(options.memory_check_interval, runtime.memory_check_interval, std::chrono::milliseconds{3'000});
+  if (options.memory_check_interval->count() <= 0) {
+    problems.push_back(fmt::format("{}[system.runtime]: memory_check_interval must be positive, got {} ms",
+                                   config.section("system.runtime").where("memory_check_interval"),
+                                   options.memory_check_interval->count()));
+  }
+  if (!(*options.memory_threshold > 0.0)) {
+    problems.push_back(fmt::format("{}[system.runtime]: memory_threshold must be above 0 (a share such as 0.9), got {}",
+                                   config.section("system.runtime").where("memory_threshold"),
+                                   *options.memory_threshold));
+  }
+  if (!problems.empty()) return Err{"cannot start the system:" + join_lines(problems)};
   std::vector<std::string> names;
   for (const auto& decl : decls) names.push_back(decl.name);
   ConfigReport shape = check_config_document(config, names);
@@ -143,6 +169,7 @@ Result<System, std::string> System::start(Topology topology, StartOptions option
   for (const auto& decl : decls) has_configurer = has_configurer || (decl.name == kConfigurers && decl.entrypoint);
 
   core->scheduler().start();
+  core->start_memory_tracker();
   // The start-up UpdateConfig is what starts actors (the default router unicasts it to the
   // singleton); entrypoints get theirs first. A configurer (an entrypoint) distributes the rest
   // itself, after asking every group to validate its config.

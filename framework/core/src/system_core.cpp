@@ -1,5 +1,6 @@
 #include "system_core.hpp"
 
+#include <algorithm>
 #include <exception>
 
 #include <fmt/format.h>
@@ -51,7 +52,7 @@ std::optional<SendError> SystemCore::resolve_addr(Addr to, const Envelope& envel
   if (g == nullptr) return SendError::UnknownAddr;
   if (to.is_group()) {
     g->resolve(envelope, out);
-    if (out.empty()) return SendError::NoRoute;
+    if (out.empty() && !out.absorbed()) return SendError::NoRoute;
     return std::nullopt;
   }
   auto cell = const_cast<AddressBook&>(book_).find(to);
@@ -104,12 +105,29 @@ void SystemCore::report_status(const ActorCell& cell, const ActorStatus& status)
     log_runtime(LogLevel::Warn, cell.meta(), "actor is alarming: {}", status.details());
   }
   if (options_.on_status) options_.on_status(cell.meta(), cell.addr(), status);
+  cell.group().publish_status(cell, status);
+}
+
+void SystemCore::start_memory_tracker() {
+  // Under virtual time the tracker would check the real machine at made-up moments, and its timer
+  // would be one more for tests to account for: virtual time is for tests, so it stays off.
+  if (timers_.is_virtual()) return;
+  const double threshold = options_.memory_threshold.value_or(0.9);
+  memory_tracker_ =
+      std::make_unique<MemoryTracker>(timers_, options_.memory_check_interval.value_or(std::chrono::milliseconds{3000}),
+                                      threshold, [this](std::string reason) { terminate(std::move(reason)); });
+  memory_tracker_->start();
 }
 
 void SystemCore::terminate(std::string reason) {
+  {
+    std::lock_guard lock(mu_);
+    if (terminating_) return;
+    terminating_ = true;
+  }
+  if (memory_tracker_) memory_tracker_->stop();
+  begin_phase(false, reason);
   std::lock_guard lock(mu_);
-  if (terminating_) return;
-  terminating_ = true;
   terminator_ = std::thread([this, reason = std::move(reason)]() mutable { termination_sequence(std::move(reason)); });
 }
 
@@ -127,6 +145,15 @@ std::optional<std::string> SystemCore::failure() const {
 }
 
 void SystemCore::join() {
+  if (timers_.is_virtual()) {
+    // Under virtual time the termination stages wait for a clock nobody else advances while the
+    // owner is blocked here, so an actor that ignores Terminate would hang the join for ever: let
+    // the stages' time pass once real time shows the system is not finishing by itself.
+    const auto stages = *options_.terminate_closing_after + *options_.terminate_give_up_after;
+    while (!join_for(std::chrono::milliseconds(20)))
+      std::ignore = advance_time(stages, std::chrono::milliseconds(1000));
+    return;
+  }
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return terminated_; });
 }
@@ -136,31 +163,64 @@ bool SystemCore::join_for(std::chrono::milliseconds timeout) {
   return cv_.wait_for(lock, timeout, [&] { return terminated_; });
 }
 
-bool SystemCore::wait_groups_empty(const std::vector<GroupRuntime*>& groups,
-                                   std::chrono::steady_clock::time_point deadline) {
-  auto all_empty = [&] {
-    for (auto* g : groups) {
-      if (g->active_actors() != 0) return false;
+std::vector<GroupRuntime*> SystemCore::phase_groups(bool system_phase) const {
+  std::vector<GroupRuntime*> phase;
+  for (const auto& g : groups_) {
+    if (g->is_system_group() == system_phase && !g->traits().external) phase.push_back(g.get());
+  }
+  return phase;
+}
+
+void SystemCore::begin_phase(bool system_phase, const std::string& reason) {
+  std::vector<GroupRuntime*> groups = phase_groups(system_phase);
+  std::uint64_t phase = 0;
+  {
+    std::lock_guard lock(mu_);
+    phase = phase_ = ++phases_begun_;
+    phase_gave_up_ = false;
+  }
+  for (auto* g : groups) g->stop_spawning();
+  for (auto* g : groups) send_to_group(*g, Envelope::make(Terminate{false, reason}, Addr{}, TraceId::generate()));
+  const auto timer = timers_.schedule_after(*options_.terminate_closing_after,
+                                            [this, phase, groups, reason] { close_phase(phase, groups, reason); });
+  std::lock_guard lock(mu_);
+  if (phase_ == phase) stage_timer_ = timer;
+}
+
+void SystemCore::close_phase(std::uint64_t phase, const std::vector<GroupRuntime*>& groups, const std::string& reason) {
+  {
+    std::lock_guard lock(mu_);
+    if (phase_ != phase) return;  // the phase ended before its grace period did
+  }
+  for (auto* g : groups) send_to_group(*g, Envelope::make(Terminate::closing(reason), Addr{}, TraceId::generate()));
+  const auto timer = timers_.schedule_after(*options_.terminate_give_up_after, [this, phase] {
+    {
+      std::lock_guard lock(mu_);
+      if (phase_ != phase) return;
+      phase_gave_up_ = true;
     }
-    return true;
-  };
-  std::unique_lock lock(mu_);
-  return cv_.wait_until(lock, deadline, all_empty);
+    cv_.notify_all();
+  });
+  std::lock_guard lock(mu_);
+  if (phase_ == phase) stage_timer_ = timer;
 }
 
 void SystemCore::termination_sequence(std::string reason) {
   for (bool system_phase : {false, true}) {
-    std::vector<GroupRuntime*> phase;
-    for (const auto& g : groups_) {
-      if (g->is_system_group() == system_phase && !g->traits().external) phase.push_back(g.get());
+    if (system_phase) begin_phase(true, reason);
+    const std::vector<GroupRuntime*> groups = phase_groups(system_phase);
+    auto all_empty = [&] {
+      return std::all_of(groups.begin(), groups.end(), [](GroupRuntime* g) { return g->active_actors() == 0; });
+    };
+    TimerService::TimerId pending = 0;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return all_empty() || phase_gave_up_; });
+      phase_ = 0;  // stage timers still pending or firing now find another phase and stop
+      pending = std::exchange(stage_timer_, 0);
     }
-    for (auto* g : phase) g->stop_spawning();
-    for (auto* g : phase) send_to_group(*g, Envelope::make(Terminate{false, reason}, Addr{}, TraceId::generate()));
-    auto now = std::chrono::steady_clock::now;
-    if (wait_groups_empty(phase, now() + options_.terminate_closing_after)) continue;
-    for (auto* g : phase) send_to_group(*g, Envelope::make(Terminate::closing(reason), Addr{}, TraceId::generate()));
-    if (wait_groups_empty(phase, now() + options_.terminate_give_up_after)) continue;
-    for (auto* g : phase) {
+    if (pending != 0) std::ignore = timers_.cancel(pending);
+    for (auto* g : groups) {
       if (g->active_actors() != 0) {
         log_runtime(LogLevel::Warn, ActorMeta{g->name(), "_"},
                     "{} actor(s) did not terminate in time; giving up on them", g->active_actors());
@@ -183,11 +243,24 @@ void register_actor(SystemCore& system, const std::shared_ptr<ActorCell>& cell, 
 }
 
 void start_actor(ActorCell& cell) {
+  SystemCore& system = cell.group().system();
   cell.suspend(cell.task_.handle(), nullptr, nullptr);
-  cell.set_trace_id(TraceId::generate());
+  cell.set_trace_id(TraceId::generate());  // every lifecycle, restarts too, starts a new trace
+  cell.set_started_at(system.timers().now());
   // A new actor is Initializing until its first recv; report that before it can run and move on.
-  cell.group().system().report_status(cell, cell.status());
+  system.report_status(cell, cell.status());
+  // Until now the cell was Dead, so senders that found it only queued their messages. The release
+  // store publishes the state above to whichever notify (ours or a sender's) schedules it.
+  cell.sched_.store(SchedState::Idle, std::memory_order_release);
   cell.notify();
+}
+
+void forget_actor(ActorCell& cell) {
+  // Refuse new messages first, then fail the requests nobody will handle now.
+  cell.mailbox().close();
+  cell.sched_.store(SchedState::Dead, std::memory_order_release);
+  std::ignore = cell.mailbox().drain();
+  unregister_actor(cell.group().system(), cell);
 }
 
 void unregister_actor(SystemCore& system, ActorCell& cell) {
@@ -210,14 +283,27 @@ void finish_actor(ActorCell& cell) {
   } else if (!cell.failure_.empty()) {
     final_status = ActorStatus::FAILED.with_details(cell.failure_);
   }
-  // Refuse new messages first, then fail the requests nobody will handle now.
+  GroupRuntime& group = cell.group();
+  if (auto delay = group.restart_delay(cell, final_status)) {
+    // Restarting: the cell keeps its place in the group and its mailbox, so what is sent to it
+    // while it waits is handled by its successor (an actor that closed its mailbox gets it
+    // reopened). Nothing runs it until the relaunch makes it Idle again.
+    cell.sched_.store(SchedState::Dead, std::memory_order_release);
+    cell.sources().clear();  // sources die with the actor that attached them, restarted or not
+    cell.task_ = {};
+    cell.set_status(std::move(final_status));
+    cell.mailbox().reopen();
+    if (group.schedule_restart(keep_alive, *delay)) return;
+    forget_actor(cell);  // the group began terminating meanwhile
+    return;
+  }
   cell.mailbox().close();
   cell.sched_.store(SchedState::Dead, std::memory_order_release);
   std::ignore = cell.mailbox().drain();
   cell.sources().clear();  // sources die with the actor: timers cancelled, signals unsubscribed
   cell.task_ = {};
   cell.set_status(std::move(final_status));
-  unregister_actor(cell.group().system(), cell);
+  unregister_actor(group.system(), cell);
 }
 
 }  // namespace elfin::detail

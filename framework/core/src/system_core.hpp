@@ -4,10 +4,14 @@
 // Time: `timers()` is the system's time base (real, or virtual with `StartOptions::virtual_time`);
 // `advance_time` drives virtual time, settling the system between timers.
 //
-// Termination runs on its own thread, in two phases (user groups, then `system.*` groups):
-// stop spawning, send a polite Terminate, wait up to `terminate_closing_after`, send
-// Terminate::closing(), wait up to `terminate_give_up_after`, move on. External groups (test
-// proxies) have no coroutine to finish and are not waited for.
+// Termination has two phases (user groups, then `system.*` groups). Each: stop spawning (which
+// also abandons pending restarts), send a polite Terminate; a timer sends Terminate::closing()
+// after `terminate_closing_after` and another gives up on the phase after
+// `terminate_give_up_after`. The stages run on the system's clock, so under virtual time one
+// `advance_time` plays them out. The first phase begins on the thread that calls `terminate`
+// (its timer exists once `terminate` returns); a terminator thread waits for each phase to
+// empty, begins the next and finally marks the system terminated. External groups (test proxies)
+// have no coroutine to finish and are not waited for.
 #pragma once
 
 #include <atomic>
@@ -29,6 +33,7 @@
 #include <elfin/system.hpp>
 
 #include "address_book.hpp"
+#include "memory_tracker.hpp"
 #include "scheduler.hpp"
 #include "signal_dispatcher.hpp"
 
@@ -76,11 +81,16 @@ class SystemCore {
   [[nodiscard]] std::optional<std::string> failure() const;
   void join();
   bool join_for(std::chrono::milliseconds timeout);
+  /// Starts the memory tracker if the options ask for one (after the scheduler started).
+  void start_memory_tracker();
 
  private:
+  [[nodiscard]] std::vector<GroupRuntime*> phase_groups(bool system_phase) const;
+  /// Stage one of a phase: stop spawning, polite Terminate, the timer of stage two.
+  void begin_phase(bool system_phase, const std::string& reason);
+  /// Stage two (a timer callback): Terminate::closing(), the timer that gives up.
+  void close_phase(std::uint64_t phase, const std::vector<GroupRuntime*>& groups, const std::string& reason);
   void termination_sequence(std::string reason);
-  /// Waits until every listed group has no actors, or the deadline passes.
-  bool wait_groups_empty(const std::vector<GroupRuntime*>& groups, std::chrono::steady_clock::time_point deadline);
 
   StartOptions options_;
   AddressBook book_;
@@ -95,7 +105,14 @@ class SystemCore {
   bool terminating_ = false;            // guarded by mu_
   bool terminated_ = false;             // guarded by mu_
   std::optional<std::string> failure_;  // guarded by mu_
+  // The phase in progress (0: none); stage timers of an earlier phase see a different number
+  // and do nothing.
+  std::uint64_t phase_ = 0;                // guarded by mu_
+  std::uint64_t phases_begun_ = 0;         // guarded by mu_
+  bool phase_gave_up_ = false;             // guarded by mu_
+  TimerService::TimerId stage_timer_ = 0;  // guarded by mu_
   std::thread terminator_;
+  std::unique_ptr<MemoryTracker> memory_tracker_;
 };
 
 /// Runs when an actor's exec has finished: status, mailbox, group and address book bookkeeping.

@@ -4,6 +4,7 @@
 //     return ActorGroup()
 //         .config<Config>()                       // the group's config struct (NoConfig by default)
 //         .router(MapRouter<std::uint64_t>(...))  // inner-group routing by key (Singleton by default)
+//         .restart_policy(RestartPolicy::on_failure(RestartParams{5s, 30s}))
 //         .termination_policy(TerminationPolicy::manually())
 //         .exec(counter_exec);                    // Task<> counter_exec(Context<Config, std::uint64_t>)
 //   }
@@ -30,6 +31,7 @@
 #include <elfin/detail/supervisor.hpp>
 #include <elfin/map_router.hpp>
 #include <elfin/messages.hpp>
+#include <elfin/restart_policy.hpp>
 #include <elfin/singleton.hpp>
 #include <elfin/task.hpp>
 #include <elfin/termination_policy.hpp>
@@ -66,6 +68,13 @@ class ActorGroup {
   template <class K2>
   [[nodiscard]] ActorGroup<C, K2> router(MapRouter<K2> router) const {
     return ActorGroup<C, K2>{std::move(router), traits_};
+  }
+  /// The group's default restart policy; `[<group>.system.restart_policy]` in the config and
+  /// `ctx.set_restart_policy` override it. `RestartPolicy::never()` unless set.
+  [[nodiscard]] ActorGroup restart_policy(RestartPolicy policy) const {
+    ActorGroup copy = *this;
+    copy.traits_.restart = std::move(policy);
+    return copy;
   }
   [[nodiscard]] ActorGroup termination_policy(TerminationPolicy policy) const {
     ActorGroup copy = *this;

@@ -10,6 +10,8 @@
 //   respond(token, v)  answers a request once; a dropped token answers Ignored
 //   recv()             co_await: the next envelope, or nullopt once the mailbox is closed and empty
 //   attach(source)     an Interval, Delay, Signal or Stream whose messages `recv` returns too
+//   set_restart_policy(p)  overrides the group's restart policy for this lifecycle (nullopt: undo)
+//   start_info()       whether this actor is a restart, and which attempt
 //
 // Every envelope sent carries the actor's current trace id; `recv` makes the received envelope's
 // trace id current. `config()` returns a reference that stays valid until the next `recv`.
@@ -22,6 +24,7 @@
 #include <string>
 #include <utility>
 
+#include <elfin/actor_start_info.hpp>
 #include <elfin/actor_status.hpp>
 #include <elfin/addr.hpp>
 #include <elfin/config.hpp>
@@ -33,6 +36,7 @@
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
 #include <elfin/request.hpp>
+#include <elfin/restart_policy.hpp>
 #include <elfin/result.hpp>
 #include <elfin/singleton.hpp>
 #include <elfin/trace_id.hpp>
@@ -139,6 +143,11 @@ class Context {
   [[nodiscard]] const ActorStatus& status() const { return cell_->status(); }
   /// Starts the termination of the whole system (as SIGTERM would).
   void terminate_system(std::string reason) { detail::terminate_system(cell_->group().system(), std::move(reason)); }
+  /// Overrides the group's restart policy (config, else blueprint) for this lifecycle only; a
+  /// restarted actor starts with the group's again. `std::nullopt` restores the group's now.
+  void set_restart_policy(std::optional<RestartPolicy> policy) { cell_->set_restart_override(std::move(policy)); }
+  /// Why this lifecycle began: a first start for the key, or a restart (and which attempt).
+  [[nodiscard]] const ActorStartInfo& start_info() const { return cell_->start_info(); }
   /// Overrides this actor's mailbox capacity (the group's config sets the default).
   void set_mailbox_capacity(std::size_t capacity) { cell_->mailbox().set_capacity(capacity); }
 

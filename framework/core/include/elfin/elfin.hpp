@@ -2,6 +2,7 @@
 #pragma once
 
 #include <elfin/actor_group.hpp>
+#include <elfin/actor_start_info.hpp>
 #include <elfin/actor_status.hpp>
 #include <elfin/addr.hpp>
 #include <elfin/any_message.hpp>
@@ -19,6 +20,7 @@
 #include <elfin/messages.hpp>
 #include <elfin/outcome.hpp>
 #include <elfin/request.hpp>
+#include <elfin/restart_policy.hpp>
 #include <elfin/result.hpp>
 #include <elfin/signal.hpp>
 #include <elfin/singleton.hpp>

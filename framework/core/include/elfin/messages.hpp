@@ -7,12 +7,19 @@
 //   Terminate      stop politely; TerminationPolicy::closing closes the mailbox, manually
 //                  hands the message to the actor. `Terminate::closing()` always closes.
 //   Ping           answered by `recv` itself: proves the actor is handling its mailbox
+//   SubscribeToActorStatuses  sent to a group, answered by its supervisor (not its actors): an
+//                  ActorStatusReport per actor now, then one per status change, to the sender
 #pragma once
 
+#include <cstdint>
 #include <string>
 
+#include <elfin/actor_status.hpp>
+#include <elfin/addr.hpp>
 #include <elfin/config.hpp>
 #include <elfin/message.hpp>
+
+MSGPACK_ADD_ENUM(elfin::ActorStatusKind);
 
 namespace elfin {
 
@@ -46,6 +53,23 @@ struct Terminate {
 
 struct Ping {
   ELFIN_REQUEST(elfin, Ping, Unit);
+};
+
+struct SubscribeToActorStatuses {
+  ELFIN_MESSAGE(elfin, SubscribeToActorStatuses);
+};
+
+/// One actor's status, current or changed, for a subscriber of its group.
+struct ActorStatusReport {
+  std::string group;
+  std::string key;         ///< printed, `_` for a singleton
+  std::uint64_t addr = 0;  ///< the actor's Addr, raw
+  ActorStatusKind kind = ActorStatusKind::Initializing;
+  std::string details;
+
+  [[nodiscard]] ActorMeta meta() const { return ActorMeta{group, key}; }
+  [[nodiscard]] ActorStatus status() const { return ActorStatus{kind}.with_details(details); }
+  ELFIN_MESSAGE(elfin, ActorStatusReport, group, key, addr, kind, details);
 };
 
 }  // namespace elfin

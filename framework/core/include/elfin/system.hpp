@@ -58,9 +58,17 @@ struct StartOptions {
   std::string config_source = "<config>";
   /// Called on every actor status change, on the thread that made it. Keep it short.
   std::function<void(const ActorMeta&, Addr, const ActorStatus&)> on_status;
-  /// Termination stage timeouts: after the polite Terminate, after Terminate::closing().
-  std::chrono::milliseconds terminate_closing_after{30'000};
-  std::chrono::milliseconds terminate_give_up_after{15'000};
+  /// Termination stage timeouts: after the polite Terminate, after Terminate::closing(). Unset:
+  /// the config's `[system.runtime] terminate_closing_after` / `terminate_give_up_after`, else
+  /// 30 s and 15 s. Measured on the system's clock (virtual under `virtual_time`).
+  std::optional<std::chrono::milliseconds> terminate_closing_after;
+  std::optional<std::chrono::milliseconds> terminate_give_up_after;
+  /// The memory tracker (Linux): terminate gracefully once 1 - MemAvailable/MemTotal exceeds
+  /// `memory_threshold`, checked every `memory_check_interval`. Unset: the config's
+  /// `[system.runtime]` keys of the same names, else 0.9 and 3 s. A threshold of 1.0 is never
+  /// exceeded. Off under `virtual_time`.
+  std::optional<double> memory_threshold;
+  std::optional<std::chrono::milliseconds> memory_check_interval;
   /// Virtual time: the runtime's clock stands still until `System::advance_time` moves it, so
   /// tests of backoff, intervals and delays run in milliseconds of wall time.
   bool virtual_time = false;

@@ -21,8 +21,13 @@
 // (`poll_fn_`): the worker calls the poll function before resuming and goes idle if it says
 // "not yet". Wakeups may be spurious; polls make them harmless.
 //
-// Thread safety: `notify`, `addr`, `group`, `mailbox().push` from any thread; everything else only
-// from the worker running the actor (or, for external cells, the proxy's thread).
+// Restarts reuse the cell: its address, its mailbox (with whatever was sent while it waited) and
+// its backoff series survive; `begin_lifecycle` resets everything that belonged to the previous
+// actor (status, trace id, restart override, coroutine frame).
+//
+// Thread safety: `notify`, `addr`, `group`, `mailbox().push`, `reported_status` from any thread;
+// everything else only from the worker running the actor (or, for external cells, the proxy's
+// thread), or from the supervisor while the cell waits for a restart and nothing runs it.
 #pragma once
 
 #include <atomic>
@@ -31,13 +36,18 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
+#include <elfin/actor_start_info.hpp>
 #include <elfin/actor_status.hpp>
 #include <elfin/addr.hpp>
 #include <elfin/detail/key_text.hpp>
 #include <elfin/detail/mailbox.hpp>
+#include <elfin/detail/restart_backoff.hpp>
 #include <elfin/detail/source.hpp>
+#include <elfin/detail/spin_lock.hpp>
+#include <elfin/restart_policy.hpp>
 #include <elfin/task.hpp>
 #include <elfin/trace_id.hpp>
 
@@ -89,6 +99,22 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   void set_trace_id(TraceId id) { trace_id_ = id; }
   [[nodiscard]] const ActorStatus& status() const { return status_; }
   void set_status(ActorStatus status);
+  /// The status as last set, for other threads (status subscriptions). Any thread.
+  [[nodiscard]] ActorStatus reported_status() const {
+    std::lock_guard lock(status_mu_);
+    return status_;
+  }
+
+  /// This lifecycle's restart policy override (`ctx.set_restart_policy`); nullopt: the group's.
+  [[nodiscard]] const std::optional<RestartPolicy>& restart_override() const { return restart_override_; }
+  void set_restart_override(std::optional<RestartPolicy> policy) { restart_override_ = std::move(policy); }
+  [[nodiscard]] const ActorStartInfo& start_info() const { return start_info_; }
+  [[nodiscard]] RestartBackoff& backoff() { return backoff_; }
+  /// When the current lifecycle started, on the system's (possibly virtual) clock.
+  [[nodiscard]] std::chrono::steady_clock::time_point started_at() const { return started_at_; }
+  /// Resets the per-lifecycle state before a restart (the coroutine frame is already gone).
+  void begin_lifecycle(ActorStartInfo info);
+  void set_started_at(std::chrono::steady_clock::time_point at) { started_at_ = at; }
 
   /// The next message for the actor, after the runtime took its share (Ping, UpdateConfig, ...),
   /// from the mailbox or an attached source. The two take turns whenever both have something, so
@@ -115,7 +141,12 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   Addr addr_;
   Mailbox mailbox_;
   TraceId trace_id_;
-  ActorStatus status_;
+  ActorStatus status_;  // written under status_mu_ by the owner, read without it by the owner
+  mutable SpinLock status_mu_;
+  std::optional<RestartPolicy> restart_override_;
+  ActorStartInfo start_info_;
+  RestartBackoff backoff_;
+  std::chrono::steady_clock::time_point started_at_;
   bool external_;
   bool seen_recv_ = false;
   bool sources_first_ = false;  ///< the last item came from the mailbox: sources go first next

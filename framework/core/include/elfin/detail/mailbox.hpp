@@ -44,6 +44,8 @@ class Mailbox {
 
   /// Refuses further pushes; already queued messages are still delivered. False if already closed.
   bool close();
+  /// Accepts pushes again after `close` (a restarting actor's mailbox, for its successor).
+  void reopen();
   /// Removes every queued message (used once the consumer is gone).
   std::vector<Envelope> drain();
 

@@ -76,10 +76,6 @@ class SourceSet {
   bool polling_ = false;
 };
 
-}  // namespace elfin::detail
-
-namespace elfin::detail {
-
 /// What `ctx.attach` needs from a source handle: its core (shared with the actor's SourceSet).
 template <class S>
 concept Source = requires(const S& s) {

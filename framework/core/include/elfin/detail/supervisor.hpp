@@ -21,6 +21,7 @@
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/spin_lock.hpp>
 #include <elfin/map_router.hpp>
+#include <elfin/messages.hpp>
 #include <elfin/system_config.hpp>
 #include <elfin/task.hpp>
 
@@ -38,6 +39,11 @@ class Supervisor final : public GroupRuntime {
         config_(std::make_shared<const C>()) {}
 
   void resolve(const Envelope& envelope, Targets& out) override {
+    if (envelope.is<SubscribeToActorStatuses>()) {
+      // Answered by the supervisor itself, not by an actor of the group.
+      subscribe_statuses(envelope.sender());
+      return out.absorb();
+    }
     Outcome<K> outcome = router_.route(envelope);
     using Kind = typename Outcome<K>::Kind;
     switch (outcome.kind()) {
@@ -66,9 +72,11 @@ class Supervisor final : public GroupRuntime {
   Result<void, std::string> apply_config(const AnyConfig& config) override {
     auto decoded = config.decode<C>();
     if (!decoded) return Err{std::move(decoded).error()};
+    auto system_config = decode_system_config(config);
+    if (!system_config) return Err{std::move(system_config).error()};
     auto next = std::make_shared<const C>(std::move(*decoded));
     router_.update(next.get());
-    set_mailbox_capacity_from(config);
+    apply_system_config(*system_config);
     std::atomic_store(&config_, std::move(next));
     set_applied_config(config);
     return {};
@@ -77,6 +85,7 @@ class Supervisor final : public GroupRuntime {
     ConfigReport report;
     std::ignore = config.decode_reporting<C>(report, scope(), true);
     report.append(check_system_config(config, scope()));
+    if (report.ok()) check_runtime_keys(config, report);
     return report;
   }
   std::shared_ptr<const void> current_config() const override { return std::atomic_load(&config_); }
@@ -88,7 +97,10 @@ class Supervisor final : public GroupRuntime {
     return found.empty() ? nullptr : found[0]->shared_from_this();
   }
 
-  void stop_spawning() override { spawning_.store(false, std::memory_order_release); }
+  void stop_spawning() override {
+    spawning_.store(false, std::memory_order_release);
+    abandon_restarts();
+  }
 
   std::size_t active_actors() const override {
     std::size_t n = 0;
@@ -97,6 +109,15 @@ class Supervisor final : public GroupRuntime {
       n += shard.actors.size();
     }
     return n;
+  }
+
+  Task<> make_task(ActorCell& cell) override { return exec_(Context<C, K>{static_cast<KeyedCell<K>*>(&cell)}); }
+
+  void for_each_actor(const std::function<void(ActorCell&)>& f) override {
+    for (Shard& shard : shards_) {
+      std::lock_guard lock(shard.mu);
+      for (const auto& [key, cell] : shard.actors) f(*cell);
+    }
   }
 
   void on_finished(ActorCell& cell) override {
@@ -117,10 +138,17 @@ class Supervisor final : public GroupRuntime {
 
   void pick(const K& key, bool spawn, Targets& out) {
     Shard& shard = shard_of(key);
-    std::lock_guard lock(shard.mu);
-    if (auto it = shard.actors.find(key); it != shard.actors.end()) return out.push(it->second);
-    if (!spawn || !spawning_.load(std::memory_order_acquire)) return;
-    out.push(spawn_locked(shard, key));
+    std::shared_ptr<ActorCell> spawned;
+    {
+      std::lock_guard lock(shard.mu);
+      if (auto it = shard.actors.find(key); it != shard.actors.end()) return out.push(it->second);
+      if (!spawn || !spawning_.load(std::memory_order_acquire)) return;
+      spawned = spawn_locked(shard, key);
+    }
+    // Started outside the shard lock: starting reports a status, and status subscriptions take
+    // their lock before the shard locks.
+    if (exec_) start_actor(*spawned);
+    out.push(std::move(spawned));
   }
 
   void broadcast(Targets& out) {
@@ -135,9 +163,12 @@ class Supervisor final : public GroupRuntime {
     cell->mailbox().set_capacity(mailbox_capacity());
     cell->set_config(current_config());
     register_actor(system(), cell, group_no());
-    if (exec_) cell->task_ = exec_(Context<C, K>{cell.get()});
+    if (exec_) {
+      cell->task_ = exec_(Context<C, K>{cell.get()});
+      // Not runnable until start_actor: a sender that finds it first only queues its message.
+      cell->sched_.store(SchedState::Dead, std::memory_order_relaxed);
+    }
     shard.actors.emplace(key, cell);
-    if (exec_) start_actor(*cell);
     return cell;
   }
 

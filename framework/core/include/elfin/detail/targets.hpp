@@ -15,7 +15,8 @@ class ActorCell;
 class Targets {
  public:
   Targets() = default;
-  Targets(Targets&& other) noexcept : overflow_(std::move(other.overflow_)), size_(other.size_) {
+  Targets(Targets&& other) noexcept
+      : overflow_(std::move(other.overflow_)), size_(other.size_), absorbed_(other.absorbed_) {
     for (std::size_t i = 0; i < std::min(size_, kInline); ++i) {
       std::construct_at(&inline_[i].cell, std::move(other.inline_[i].cell));
     }
@@ -39,6 +40,10 @@ class Targets {
   }
   [[nodiscard]] std::size_t size() const { return size_; }
   [[nodiscard]] bool empty() const { return size_ == 0; }
+  /// The group's supervisor took the message itself (e.g. SubscribeToActorStatuses): delivered,
+  /// though to no actor.
+  void absorb() { absorbed_ = true; }
+  [[nodiscard]] bool absorbed() const { return absorbed_; }
   [[nodiscard]] ActorCell* operator[](std::size_t i) const {
     return i < kInline ? inline_[i].cell.get() : overflow_[i - kInline].get();
   }
@@ -58,6 +63,7 @@ class Targets {
   std::array<Slot, kInline> inline_;
   std::vector<std::shared_ptr<ActorCell>> overflow_;
   std::size_t size_ = 0;
+  bool absorbed_ = false;
 };
 
 }  // namespace elfin::detail

@@ -110,7 +110,7 @@ void MemoryTracker::check() {
   const double used = usage->used_ratio();
   if (used > threshold_) {
     std::string reason = fmt::format(
-        "resident memory {} MiB is {:.1f}% of the machine's {} MiB, above the threshold of {:.1f}% "
+        "resident memory {} MiB is {:.3g}% of the machine's {} MiB, above the threshold of {:.3g}% "
         "([system.runtime] memory_threshold)",
         usage->rss_bytes >> 20, used * 100, usage->total_bytes >> 20, threshold_ * 100);
     log_runtime(LogLevel::Error, ActorMeta{"system.init", "_"}, "terminating the system: {}", reason);

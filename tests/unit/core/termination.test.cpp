@@ -187,7 +187,7 @@ TEST_CASE("the memory tracker terminates the system gracefully when memory use i
   REQUIRE(system.join_for(kDeadline));
   const Lines lines = journal().lines();
   REQUIRE(lines.size() == 2);
-  CHECK_THAT(lines[0], Catch::StartsWith("deaf: terminate: memory usage"));
+  CHECK_THAT(lines[0], Catch::StartsWith("deaf: terminate: resident memory"));
   CHECK_THAT(lines[0], Catch::Contains("above the threshold of 0.0%"));
 }
 

@@ -1,5 +1,7 @@
 #include "memory_tracker.hpp"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -13,6 +15,27 @@ namespace elfin::detail {
 namespace {
 
 constexpr const char* kMeminfo = "/proc/meminfo";
+constexpr const char* kStatm = "/proc/self/statm";
+
+Result<std::string, std::string> read_text(const char* path) {
+  std::ifstream file(path);
+  if (!file.is_open()) return Err{fmt::format("{}: cannot open it", path)};
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+Result<MemoryUsage, std::string> read_usage() {
+  auto meminfo = read_text(kMeminfo);
+  if (!meminfo) return Err{meminfo.error()};
+  auto total = parse_meminfo_total(*meminfo);
+  if (!total) return Err{fmt::format("{}: {}", kMeminfo, total.error())};
+  auto statm = read_text(kStatm);
+  if (!statm) return Err{statm.error()};
+  auto rss = parse_statm_rss(*statm, static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)));
+  if (!rss) return Err{fmt::format("{}: {}", kStatm, rss.error())};
+  return MemoryUsage{*total, *rss};
+}
 
 /// The value of a `Key:   12345 kB` line, in bytes.
 bool read_field(std::string_view line, std::string_view key, std::uint64_t& out) {
@@ -29,21 +52,25 @@ bool read_field(std::string_view line, std::string_view key, std::uint64_t& out)
 
 }  // namespace
 
-Result<MemoryUsage, std::string> parse_meminfo(std::string_view text) {
-  MemoryUsage usage;
-  bool has_total = false;
-  bool has_available = false;
+Result<std::uint64_t, std::string> parse_meminfo_total(std::string_view text) {
+  std::uint64_t total = 0;
   while (!text.empty()) {
     const auto eol = text.find('\n');
-    const std::string_view line = text.substr(0, eol);
+    if (read_field(text.substr(0, eol), "MemTotal", total) && total != 0) return total;
     text = eol == std::string_view::npos ? std::string_view{} : text.substr(eol + 1);
-    has_total = read_field(line, "MemTotal", usage.total_bytes) || has_total;
-    has_available = read_field(line, "MemAvailable", usage.available_bytes) || has_available;
   }
-  if (!has_total || !has_available || usage.total_bytes == 0) {
-    return Err{std::string{"no MemTotal and MemAvailable lines"}};
-  }
-  return usage;
+  return Err{std::string{"no MemTotal line"}};
+}
+
+Result<std::uint64_t, std::string> parse_statm_rss(std::string_view text, std::uint64_t page_size) {
+  // "size resident shared text lib data dt", all in pages.
+  const auto space = text.find(' ');
+  if (space == std::string_view::npos) return Err{std::string{"no resident field"}};
+  text.remove_prefix(space + 1);
+  std::uint64_t pages = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), pages);
+  if (ec != std::errc{}) return Err{std::string{"the resident field is not a number"}};
+  return pages * page_size;
 }
 
 MemoryTracker::MemoryTracker(TimerService& timers, std::chrono::nanoseconds interval, double threshold,
@@ -75,21 +102,17 @@ void MemoryTracker::check() {
     if (!running_) return;
     timer_ = 0;
   }
-  std::ifstream file(kMeminfo);
-  std::stringstream text;
-  if (file.is_open()) text << file.rdbuf();
-  auto usage =
-      file.is_open() ? parse_meminfo(text.str()) : Result<MemoryUsage, std::string>{Err{std::string{"cannot open it"}}};
+  auto usage = read_usage();
   if (!usage) {
-    log_runtime(LogLevel::Warn, ActorMeta{"system.init", "_"}, "memory tracker stops: {}: {}", kMeminfo, usage.error());
+    log_runtime(LogLevel::Warn, ActorMeta{"system.init", "_"}, "memory tracker stops: {}", usage.error());
     return;
   }
   const double used = usage->used_ratio();
   if (used > threshold_) {
     std::string reason = fmt::format(
-        "memory usage {:.1f}% of {} MiB is above the threshold of {:.1f}% ([system.runtime] "
-        "memory_threshold)",
-        used * 100, usage->total_bytes >> 20, threshold_ * 100);
+        "resident memory {} MiB is {:.3g}% of the machine's {} MiB, above the threshold of {:.3g}% "
+        "([system.runtime] memory_threshold)",
+        usage->rss_bytes >> 20, used * 100, usage->total_bytes >> 20, threshold_ * 100);
     log_runtime(LogLevel::Error, ActorMeta{"system.init", "_"}, "terminating the system: {}", reason);
     {
       std::lock_guard lock(mu_);

@@ -1,10 +1,12 @@
-// MemoryTracker (Linux): watches the machine's memory and starts the system's graceful
+// MemoryTracker (Linux): watches the process's memory and starts the system's graceful
 // termination before the OOM killer ends the process without one.
 //
-// Every `interval` (config `[system.runtime] memory_check_interval`, default 3 s) it reads
-// /proc/meminfo; when the used share, 1 - MemAvailable / MemTotal, exceeds `threshold`
-// (`[system.runtime] memory_threshold`, default 0.9) it calls `on_exceeded` once with the reason
-// and stops. Unlike elfo, both are configurable. Elsewhere (no /proc/meminfo) it logs once and stops.
+// Every `interval` (config `[system.runtime] memory_check_interval`, default 3 s) it reads the
+// process's resident set (/proc/self/statm) and the machine's memory (MemTotal in /proc/meminfo);
+// when RSS / total exceeds `threshold` (`[system.runtime] memory_threshold`, default 0.9) it calls
+// `on_exceeded` once with the reason and stops. The process's own share is what is watched (not
+// the machine's free memory, as elfo does), so other processes' use never stops this one. Unlike
+// elfo, both settings are configurable. Elsewhere (no /proc) it logs once and stops.
 //
 // Thread safety: `start`/`stop` from the system's owner; the checks run as timer callbacks.
 #pragma once
@@ -22,15 +24,17 @@
 namespace elfin::detail {
 
 struct MemoryUsage {
-  std::uint64_t total_bytes = 0;
-  std::uint64_t available_bytes = 0;
+  std::uint64_t total_bytes = 0;  ///< the machine's (MemTotal)
+  std::uint64_t rss_bytes = 0;    ///< this process's resident set
   [[nodiscard]] double used_ratio() const {
-    return total_bytes == 0 ? 0.0 : 1.0 - static_cast<double>(available_bytes) / static_cast<double>(total_bytes);
+    return total_bytes == 0 ? 0.0 : static_cast<double>(rss_bytes) / static_cast<double>(total_bytes);
   }
 };
 
-/// MemTotal and MemAvailable from the text of /proc/meminfo.
-[[nodiscard]] Result<MemoryUsage, std::string> parse_meminfo(std::string_view text);
+/// MemTotal, in bytes, from the text of /proc/meminfo.
+[[nodiscard]] Result<std::uint64_t, std::string> parse_meminfo_total(std::string_view text);
+/// The resident set, in bytes, from the text of /proc/self/statm (its second field, in pages).
+[[nodiscard]] Result<std::uint64_t, std::string> parse_statm_rss(std::string_view text, std::uint64_t page_size);
 
 class MemoryTracker {
  public:

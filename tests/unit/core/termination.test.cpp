@@ -187,8 +187,8 @@ TEST_CASE("the memory tracker terminates the system gracefully when memory use i
   REQUIRE(system.join_for(kDeadline));
   const Lines lines = journal().lines();
   REQUIRE(lines.size() == 2);
-  CHECK_THAT(lines[0], Catch::StartsWith("deaf: terminate: memory usage"));
-  CHECK_THAT(lines[0], Catch::Contains("above the threshold of 0.0%"));
+  CHECK_THAT(lines[0], Catch::StartsWith("deaf: terminate: resident memory"));
+  CHECK_THAT(lines[0], Catch::Contains("above the threshold of 0.0001%"));
 }
 
 TEST_CASE("memory tracker settings that make no sense stop the start", "[core][termination]") {

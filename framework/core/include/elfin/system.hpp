@@ -63,7 +63,7 @@ struct StartOptions {
   /// 30 s and 15 s. Measured on the system's clock (virtual under `virtual_time`).
   std::optional<std::chrono::milliseconds> terminate_closing_after;
   std::optional<std::chrono::milliseconds> terminate_give_up_after;
-  /// The memory tracker (Linux): terminate gracefully once 1 - MemAvailable/MemTotal exceeds
+  /// The memory tracker (Linux): terminate gracefully once the process's RSS / MemTotal exceeds
   /// `memory_threshold`, checked every `memory_check_interval`. Unset: the config's
   /// `[system.runtime]` keys of the same names, else 0.9 and 3 s. A threshold of 1.0 is never
   /// exceeded. Off under `virtual_time`.

@@ -2,6 +2,7 @@
 
 #include <cassert>
 
+#include <elfin/detail/group_dumping.hpp>
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/request.hpp>
@@ -15,6 +16,14 @@ ActorCell::ActorCell(GroupRuntime& group, bool external) : group_(&group), exter
 ActorCell::~ActorCell() {
   // The frame may hold envelopes and tokens whose destructors look at this cell; end it first.
   task_ = {};
+}
+
+const std::shared_ptr<const std::string>& ActorCell::key_for_dumps() {
+  if (!dump_key_made_) {
+    dump_key_made_ = true;
+    if (has_key()) dump_key_ = std::make_shared<const std::string>(key_text());
+  }
+  return dump_key_;
 }
 
 ActorMeta ActorCell::meta() const { return ActorMeta{group_->name(), key_text()}; }
@@ -77,6 +86,7 @@ Mailbox::PopResult ActorCell::take_next(Envelope& out) {
     if (result == Mailbox::PopResult::Empty) return result;
     out.mark_received();
     trace_id_ = out.trace_id();
+    if (group_->dumping().active()) group_->dumping().record(*this, dumping::Direction::In, out);
     if (!out.vtable().is_system) return result;
 
     // The runtime's share of the mailbox: these never reach user code, or reach it transformed.

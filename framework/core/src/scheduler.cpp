@@ -4,6 +4,7 @@
 #include <chrono>
 #include <utility>
 
+#include <elfin/detail/current_actor.hpp>
 #include <elfin/detail/actor_cell.hpp>
 
 #include "system_core.hpp"
@@ -188,6 +189,7 @@ void Scheduler::run_cell(ActorCell* cell) {
   assert(was == SchedState::Scheduled && "an actor was queued twice");
   assert(cell->resume_point_ && "a queued actor has nowhere to resume");
   cell->budget_ = ActorCell::kRecvBudget;
+  CurrentActorScope current(cell);
   for (unsigned polls = 0;; ++polls) {
     if (cell->poll_fn_ == nullptr || cell->poll_fn_(cell->poll_arg_)) {
       cell->poll_fn_ = nullptr;

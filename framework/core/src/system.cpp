@@ -77,6 +77,7 @@ Result<System, std::string> System::start(Topology topology, StartOptions option
       core->groups()[i]->add_route({route.filter, core->groups()[route.to].get()});
     }
   }
+  if (core->find_group("system.dumpers") != nullptr) core->enable_dumping(dumping::kDefaultStorageCapacity);
   std::vector<AnyConfig> sections;
   for (const auto& group : core->groups()) {
     sections.push_back(config.section(group->name()));
@@ -113,6 +114,7 @@ Addr System::group_addr(std::string_view name) const {
 }
 
 detail::GroupRuntime* System::core_group(std::string_view name) const { return core_->find_group(name); }
+dumping::DumpStorage* System::dump_storage() const { return core_->dump_storage(); }
 
 std::size_t System::active_actors() const { return core_->live_actors(); }
 

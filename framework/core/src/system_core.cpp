@@ -57,6 +57,11 @@ void SystemCore::send_to_group(GroupRuntime& group, Envelope envelope) {
   std::ignore = op.run(nullptr);
 }
 
+void SystemCore::enable_dumping(std::size_t capacity) {
+  dump_storage_ = std::make_unique<dumping::DumpStorage>(node_no(), capacity);
+  for (const auto& g : groups_) g->dumping().attach(dump_storage_.get(), &g->name());
+}
+
 void SystemCore::actor_registered() { live_actors_.fetch_add(1, std::memory_order_relaxed); }
 
 void SystemCore::actor_finished(ActorCell& cell) {
@@ -180,3 +185,7 @@ void finish_actor(ActorCell& cell) {
 }
 
 }  // namespace elfin::detail
+
+namespace elfin::dumping {
+DumpStorage* storage_of(const detail::GroupRuntime& group) { return group.system().dump_storage(); }
+}  // namespace elfin::dumping

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <elfin/detail/group_runtime.hpp>
+#include <elfin/dumping.hpp>
 #include <elfin/detail/targets.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
@@ -42,6 +43,9 @@ class SystemCore {
   [[nodiscard]] AddressBook& address_book() { return book_; }
 
   void add_group(std::unique_ptr<GroupRuntime> group) { groups_.push_back(std::move(group)); }
+  /// Turns dumping on for every group (the topology has `system.dumpers`). Before the start.
+  void enable_dumping(std::size_t capacity);
+  [[nodiscard]] dumping::DumpStorage* dump_storage() const { return dump_storage_.get(); }
   [[nodiscard]] const std::vector<std::unique_ptr<GroupRuntime>>& groups() const { return groups_; }
   [[nodiscard]] GroupRuntime* group(std::uint8_t group_no) const;
   [[nodiscard]] GroupRuntime* find_group(std::string_view name) const;
@@ -67,6 +71,7 @@ class SystemCore {
 
   StartOptions options_;
   AddressBook book_;
+  std::unique_ptr<dumping::DumpStorage> dump_storage_;  // before groups_: they point into it
   std::vector<std::unique_ptr<GroupRuntime>> groups_;
   Scheduler scheduler_;
   std::atomic<std::size_t> live_actors_{0};

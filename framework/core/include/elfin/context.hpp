@@ -135,12 +135,18 @@ class Context {
 
  private:
   template <Message M>
+  Envelope outgoing(M message) {
+    Envelope envelope = Envelope::make(std::move(message), cell_->addr(), cell_->trace_id());
+    if (auto& dumps = cell_->group().dumping(); dumps.active()) dumps.record(*cell_, dumping::Direction::Out, envelope);
+    return envelope;
+  }
+  template <Message M>
   detail::SendOp routed(M message, detail::SendMode mode) {
-    return {cell_->group(), Envelope::make(std::move(message), cell_->addr(), cell_->trace_id()), mode};
+    return {cell_->group(), outgoing(std::move(message)), mode};
   }
   template <Message M>
   detail::SendOp direct(Addr to, M message, detail::SendMode mode) {
-    return {cell_->group().system(), to, Envelope::make(std::move(message), cell_->addr(), cell_->trace_id()), mode};
+    return {cell_->group().system(), to, outgoing(std::move(message)), mode};
   }
   Result<void, SendError> now(detail::SendOp op) {
     std::ignore = op.run(nullptr);  // Try/Unbounded never wait
@@ -150,6 +156,15 @@ class Context {
   friend struct detail::ActorCellAccess;
   detail::KeyedCell<Key>* cell_;
 };
+
+namespace dumping {
+/// The dump storage of the system `ctx`'s actor runs in (the dumper drains it); null without
+/// `system.dumpers`.
+template <class C, class K>
+[[nodiscard]] DumpStorage* storage_of(const Context<C, K>& ctx) {
+  return storage_of(detail::ActorCellAccess::cell(ctx)->group());
+}
+}  // namespace dumping
 
 /// `co_await ctx.request(r)` for the first answer, `co_await ctx.request(r).all()` for all.
 template <Request R>
@@ -169,6 +184,10 @@ class [[nodiscard]] RequestBuilder {
     auto state = std::make_shared<detail::RequestState<Response>>(All, detail::Waker{self_->shared_from_this()});
     Envelope envelope = Envelope::make(std::move(request_), self_->addr(), self_->trace_id(), MessageKind::Request);
     envelope.block()->request = state;
+    if (auto& dumps = self_->group().dumping(); dumps.active()) {
+      state->mark_dumped(detail::next_correlation_id(), &vtable_of<R>());
+      dumps.record(*self_, dumping::Direction::Out, envelope);
+    }
     auto op = to_ ? detail::SendOp{self_->group().system(), *to_, std::move(envelope), detail::SendMode::Bounded}
                   : detail::SendOp{self_->group(), std::move(envelope), detail::SendMode::Bounded};
     return {self_, std::move(op), std::move(state)};

@@ -35,6 +35,9 @@ namespace detail {
 class GroupRuntime;
 class SystemCore;
 }  // namespace detail
+namespace dumping {
+class DumpStorage;
+}
 
 struct StartOptions {
   std::uint16_t node_no = 0;
@@ -77,6 +80,8 @@ class System {
   [[nodiscard]] detail::SystemCore& core() const { return *core_; }
   /// The running group named `name` (runtime internals; the test proxy uses it).
   [[nodiscard]] detail::GroupRuntime* core_group(std::string_view name) const;
+  /// Where dumps wait for the dumper; null when the topology has no `system.dumpers`.
+  [[nodiscard]] dumping::DumpStorage* dump_storage() const;
 
  private:
   explicit System(std::unique_ptr<detail::SystemCore> core);

@@ -37,6 +37,7 @@
 #include <elfin/addr.hpp>
 #include <elfin/detail/key_text.hpp>
 #include <elfin/detail/mailbox.hpp>
+#include <elfin/singleton.hpp>
 #include <elfin/task.hpp>
 #include <elfin/trace_id.hpp>
 
@@ -63,7 +64,12 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   [[nodiscard]] GroupRuntime& group() const { return *group_; }
   /// The key as printed in logs and metrics; formatted on demand (spawning stays cheap).
   [[nodiscard]] virtual std::string key_text() const = 0;
+  /// The key text shared by this actor's dumps, made on first use; null for a singleton group.
+  /// Only from the thread running the actor.
+  [[nodiscard]] const std::shared_ptr<const std::string>& key_for_dumps();
   [[nodiscard]] ActorMeta meta() const;
+  /// False for actors of a singleton group (their key says nothing).
+  [[nodiscard]] virtual bool has_key() const = 0;
   [[nodiscard]] Mailbox& mailbox() { return mailbox_; }
   [[nodiscard]] bool is_external() const { return external_; }
 
@@ -113,6 +119,8 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   bool external_;
   bool seen_recv_ = false;
   std::shared_ptr<const void> config_;
+  std::shared_ptr<const std::string> dump_key_;
+  bool dump_key_made_ = false;
 
   // External cells (test proxies) are woken through a condition variable, not the scheduler.
   std::mutex ext_mu_;
@@ -128,6 +136,7 @@ class KeyedCell final : public ActorCell {
   KeyedCell(GroupRuntime& group, K key, bool external) : ActorCell(group, external), key_(std::move(key)) {}
   [[nodiscard]] const K& key() const { return key_; }
   [[nodiscard]] std::string key_text() const override { return detail::key_text(key_); }
+  [[nodiscard]] bool has_key() const override { return !std::is_same_v<K, Singleton>; }
 
  private:
   K key_;

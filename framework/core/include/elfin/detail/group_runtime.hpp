@@ -15,6 +15,7 @@
 
 #include <elfin/addr.hpp>
 #include <elfin/config.hpp>
+#include <elfin/detail/group_dumping.hpp>
 #include <elfin/detail/targets.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/result.hpp>
@@ -71,6 +72,9 @@ class GroupRuntime {
   /// else 100.
   [[nodiscard]] std::size_t mailbox_capacity() const { return mailbox_capacity_.load(std::memory_order_relaxed); }
 
+  /// This group's dumping switch, rate limit and sequence numbers (`system.dumping`).
+  [[nodiscard]] GroupDumping& dumping() { return dumping_; }
+
   /// Inter-group routes out of this group, fixed before the system starts.
   struct Route {
     std::function<bool(const Envelope&)> filter;
@@ -91,6 +95,7 @@ class GroupRuntime {
   Addr addr_;
   GroupTraits traits_;
   std::atomic<std::size_t> mailbox_capacity_;
+  GroupDumping dumping_;
   std::vector<Route> routes_;
 };
 

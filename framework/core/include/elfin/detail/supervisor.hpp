@@ -65,6 +65,9 @@ class Supervisor final : public GroupRuntime {
   Result<void, std::string> apply_config(const AnyConfig& config) override {
     auto decoded = config.decode<C>();
     if (!decoded) return Err{std::move(decoded).error()};
+    auto dumping = config.section("system.dumping").decode<DumpingConfig>();
+    if (!dumping) return Err{"system.dumping: " + std::move(dumping).error()};
+    this->dumping().configure(*dumping);
     auto next = std::make_shared<const C>(std::move(*decoded));
     router_.update(next.get());
     set_mailbox_capacity_from(config);

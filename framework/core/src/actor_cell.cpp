@@ -4,6 +4,7 @@
 
 #include <elfin/detail/group_dumping.hpp>
 #include <elfin/detail/group_runtime.hpp>
+#include <elfin/detail/group_telemetry.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/request.hpp>
 
@@ -67,6 +68,8 @@ bool ActorCell::wait_external(std::chrono::steady_clock::time_point deadline) {
 
 void ActorCell::set_status(ActorStatus status) {
   if (status == status_) return;
+  if (auto& telemetry = group_->telemetry(); telemetry.active())
+    telemetry.on_status(*this, status_.kind(), status.kind());
   status_ = std::move(status);
   group_->system().report_status(*this, status_);
 }
@@ -78,6 +81,13 @@ Mailbox::PopResult ActorCell::take_next(Envelope& out) {
   }
   for (;;) {
     const Mailbox::PopResult result = mailbox_.pop(out);
+    if (auto& telemetry = group_->telemetry(); telemetry.active()) {
+      if (result == Mailbox::PopResult::Item) {
+        telemetry.on_receive(*this, &out.vtable(), out.created_at());
+      } else if (handling_ != nullptr) {
+        telemetry.on_receive(*this, nullptr, {});
+      }
+    }
     if (result == Mailbox::PopResult::Closed) {
       if (!status_.is_finished() && status_.kind() != ActorStatusKind::Terminating)
         set_status(ActorStatus::TERMINATING);

@@ -78,6 +78,7 @@ Result<System, std::string> System::start(Topology topology, StartOptions option
     }
   }
   if (core->find_group("system.dumpers") != nullptr) core->enable_dumping(dumping::kDefaultStorageCapacity);
+  if (core->find_group("system.telemeters") != nullptr) core->enable_telemetry();
   std::vector<AnyConfig> sections;
   for (const auto& group : core->groups()) {
     sections.push_back(config.section(group->name()));
@@ -115,6 +116,9 @@ Addr System::group_addr(std::string_view name) const {
 
 detail::GroupRuntime* System::core_group(std::string_view name) const { return core_->find_group(name); }
 dumping::DumpStorage* System::dump_storage() const { return core_->dump_storage(); }
+std::vector<telemetry::MetricSample> System::scrape_metrics() const {
+  return core_->groups().empty() ? std::vector<telemetry::MetricSample>{} : telemetry::scrape(*core_->groups().front());
+}
 
 std::size_t System::active_actors() const { return core_->live_actors(); }
 

@@ -62,6 +62,12 @@ void SystemCore::enable_dumping(std::size_t capacity) {
   for (const auto& g : groups_) g->dumping().attach(dump_storage_.get(), &g->name());
 }
 
+void SystemCore::enable_telemetry() {
+  metrics_ = std::make_unique<MetricsStorage>();
+  for (const auto& g : groups_) g->telemetry().attach(metrics_.get(), g.get());
+  g_stamp_created_at.store(true, std::memory_order_relaxed);  // waiting times need send times
+}
+
 void SystemCore::actor_registered() { live_actors_.fetch_add(1, std::memory_order_relaxed); }
 
 void SystemCore::actor_finished(ActorCell& cell) {
@@ -152,6 +158,8 @@ void start_actor(ActorCell& cell) {
   cell.set_trace_id(TraceId::generate());
   // A new actor is Initializing until its first recv; report that before it can run and move on.
   cell.group().system().report_status(cell, cell.status());
+  if (auto& telemetry = cell.group().telemetry(); telemetry.active())
+    telemetry.on_status(cell, {}, cell.status().kind());
   cell.notify();
 }
 
@@ -181,6 +189,8 @@ void finish_actor(ActorCell& cell) {
   std::ignore = cell.mailbox().drain();
   cell.task_ = {};
   cell.set_status(std::move(final_status));
+  if (auto& telemetry = cell.group().telemetry(); telemetry.active())
+    telemetry.on_status(cell, cell.status().kind(), {});
   unregister_actor(cell.group().system(), cell);
 }
 
@@ -189,3 +199,41 @@ void finish_actor(ActorCell& cell) {
 namespace elfin::dumping {
 DumpStorage* storage_of(const detail::GroupRuntime& group) { return group.system().dump_storage(); }
 }  // namespace elfin::dumping
+
+namespace elfin::telemetry {
+
+std::vector<MetricSample> scrape(const detail::GroupRuntime& any_group) {
+  const detail::SystemCore& system = any_group.system();
+  if (system.metrics() == nullptr) return {};
+  auto samples = system.metrics()->snapshot();
+  auto gauge = [&](std::string name, std::vector<std::pair<std::string, std::string>> labels, double value) {
+    MetricSample sample;
+    sample.name = std::move(name);
+    sample.labels = std::move(labels);
+    sample.kind = MetricKind::Gauge;
+    sample.value = value;
+    samples.push_back(std::move(sample));
+  };
+  auto counter = [&](std::string name, double value) {
+    gauge(std::move(name), {}, value);
+    samples.back().kind = MetricKind::Counter;
+  };
+  for (const auto& g : system.groups()) {
+    auto by_status = g->telemetry().actors_by_status();
+    for (std::size_t i = 0; i < by_status.size(); ++i) {
+      auto kind = static_cast<ActorStatusKind>(i);
+      if (kind == ActorStatusKind::Terminated || kind == ActorStatusKind::Failed) continue;  // gone
+      gauge("elfin_active_actors", {{"actor_group", g->name()}, {"status", std::string{to_string(kind)}}},
+            static_cast<double>(by_status[i]));
+    }
+  }
+  if (const auto* dumps = system.dump_storage()) {
+    auto c = dumps->counters();
+    counter("elfin_emitted_dumps_total", static_cast<double>(c.emitted));
+    counter("elfin_limited_dumps_total", static_cast<double>(c.limited));
+    counter("elfin_lost_dumps_total", static_cast<double>(c.lost));
+  }
+  return samples;
+}
+
+}  // namespace elfin::telemetry

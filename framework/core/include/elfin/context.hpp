@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <elfin/actor_status.hpp>
 #include <elfin/addr.hpp>
@@ -33,6 +34,7 @@
 #include <elfin/request.hpp>
 #include <elfin/result.hpp>
 #include <elfin/singleton.hpp>
+#include <elfin/telemetry.hpp>
 #include <elfin/trace_id.hpp>
 
 namespace elfin {
@@ -138,6 +140,8 @@ class Context {
   Envelope outgoing(M message) {
     Envelope envelope = Envelope::make(std::move(message), cell_->addr(), cell_->trace_id());
     if (auto& dumps = cell_->group().dumping(); dumps.active()) dumps.record(*cell_, dumping::Direction::Out, envelope);
+    if (auto& telemetry = cell_->group().telemetry(); telemetry.active())
+      telemetry.count_sent(*cell_, envelope.vtable());
     return envelope;
   }
   template <Message M>
@@ -166,6 +170,14 @@ template <class C, class K>
 }
 }  // namespace dumping
 
+namespace telemetry {
+/// Everything the system of `ctx`'s actor measures now (the telemeter serves it).
+template <class C, class K>
+[[nodiscard]] std::vector<MetricSample> scrape(const Context<C, K>& ctx) {
+  return scrape(detail::ActorCellAccess::cell(ctx)->group());
+}
+}  // namespace telemetry
+
 /// `co_await ctx.request(r)` for the first answer, `co_await ctx.request(r).all()` for all.
 template <Request R>
 class [[nodiscard]] RequestBuilder {
@@ -187,6 +199,9 @@ class [[nodiscard]] RequestBuilder {
     if (auto& dumps = self_->group().dumping(); dumps.active()) {
       state->mark_dumped(detail::next_correlation_id(), &vtable_of<R>());
       dumps.record(*self_, dumping::Direction::Out, envelope);
+    }
+    if (auto& telemetry = self_->group().telemetry(); telemetry.active()) {
+      telemetry.count_sent(*self_, envelope.vtable());
     }
     auto op = to_ ? detail::SendOp{self_->group().system(), *to_, std::move(envelope), detail::SendMode::Bounded}
                   : detail::SendOp{self_->group(), std::move(envelope), detail::SendMode::Bounded};

@@ -8,6 +8,7 @@
 #include <elfin/blueprint.hpp>
 #include <elfin/config.hpp>
 #include <elfin/context.hpp>
+#include <elfin/dumping.hpp>
 #include <elfin/duration.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
@@ -21,6 +22,7 @@
 #include <elfin/singleton.hpp>
 #include <elfin/system.hpp>
 #include <elfin/task.hpp>
+#include <elfin/telemetry.hpp>
 #include <elfin/termination_policy.hpp>
 #include <elfin/topology.hpp>
 #include <elfin/trace_id.hpp>

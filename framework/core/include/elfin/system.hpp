@@ -22,11 +22,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <elfin/actor_status.hpp>
 #include <elfin/addr.hpp>
 #include <elfin/config.hpp>
 #include <elfin/result.hpp>
+#include <elfin/telemetry.hpp>
 #include <elfin/topology.hpp>
 
 namespace elfin {
@@ -82,6 +84,8 @@ class System {
   [[nodiscard]] detail::GroupRuntime* core_group(std::string_view name) const;
   /// Where dumps wait for the dumper; null when the topology has no `system.dumpers`.
   [[nodiscard]] dumping::DumpStorage* dump_storage() const;
+  /// Every metric the system records now; empty when the topology has no `system.telemeters`.
+  [[nodiscard]] std::vector<telemetry::MetricSample> scrape_metrics() const;
 
  private:
   explicit System(std::unique_ptr<detail::SystemCore> core);

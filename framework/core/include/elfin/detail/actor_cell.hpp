@@ -26,6 +26,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <coroutine>
 #include <cstdint>
@@ -37,6 +38,7 @@
 #include <elfin/addr.hpp>
 #include <elfin/detail/key_text.hpp>
 #include <elfin/detail/mailbox.hpp>
+#include <elfin/message.hpp>
 #include <elfin/singleton.hpp>
 #include <elfin/task.hpp>
 #include <elfin/trace_id.hpp>
@@ -109,6 +111,9 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   std::uint32_t budget_ = kRecvBudget;
   Task<> task_;
   std::string failure_;  ///< set when exec reports an error result
+  // Telemetry: the message being handled since when (handling time ends at the next recv).
+  const MessageVTable* handling_ = nullptr;
+  std::chrono::steady_clock::time_point handling_since_;
 
  private:
   GroupRuntime* group_;

@@ -16,6 +16,7 @@
 #include <elfin/addr.hpp>
 #include <elfin/config.hpp>
 #include <elfin/detail/group_dumping.hpp>
+#include <elfin/detail/group_telemetry.hpp>
 #include <elfin/detail/targets.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/result.hpp>
@@ -74,6 +75,9 @@ class GroupRuntime {
 
   /// This group's dumping switch, rate limit and sequence numbers (`system.dumping`).
   [[nodiscard]] GroupDumping& dumping() { return dumping_; }
+  /// This group's metrics switch and labels (`system.telemetry`).
+  [[nodiscard]] GroupTelemetry& telemetry() { return telemetry_; }
+  [[nodiscard]] const GroupTelemetry& telemetry() const { return telemetry_; }
 
   /// Inter-group routes out of this group, fixed before the system starts.
   struct Route {
@@ -96,6 +100,7 @@ class GroupRuntime {
   GroupTraits traits_;
   std::atomic<std::size_t> mailbox_capacity_;
   GroupDumping dumping_;
+  GroupTelemetry telemetry_;
   std::vector<Route> routes_;
 };
 

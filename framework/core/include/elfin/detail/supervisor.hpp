@@ -67,7 +67,10 @@ class Supervisor final : public GroupRuntime {
     if (!decoded) return Err{std::move(decoded).error()};
     auto dumping = config.section("system.dumping").decode<DumpingConfig>();
     if (!dumping) return Err{"system.dumping: " + std::move(dumping).error()};
+    auto telemetry = config.section("system.telemetry").decode<TelemetryConfig>();
+    if (!telemetry) return Err{"system.telemetry: " + std::move(telemetry).error()};
     this->dumping().configure(*dumping);
+    this->telemetry().configure(*telemetry);
     auto next = std::make_shared<const C>(std::move(*decoded));
     router_.update(next.get());
     set_mailbox_capacity_from(config);

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -171,7 +172,14 @@ template <class C, class K>
 }  // namespace dumping
 
 namespace telemetry {
-/// Everything the system of `ctx`'s actor measures now (the telemeter serves it).
+/// A function any thread may call, while the system runs, to scrape the system of `ctx`'s actor
+/// (the telemeter hands it to its HTTP server).
+template <class C, class K>
+[[nodiscard]] std::function<std::vector<MetricSample>()> scraper(const Context<C, K>& ctx) {
+  const detail::GroupRuntime* group = &detail::ActorCellAccess::cell(ctx)->group();
+  return [group] { return scrape(*group); };
+}
+/// Everything the system of `ctx`'s actor measures now.
 template <class C, class K>
 [[nodiscard]] std::vector<MetricSample> scrape(const Context<C, K>& ctx) {
   return scrape(detail::ActorCellAccess::cell(ctx)->group());

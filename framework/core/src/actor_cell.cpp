@@ -16,6 +16,7 @@ ActorCell::ActorCell(GroupRuntime& group, bool external) : group_(&group), exter
 
 ActorCell::~ActorCell() {
   // The frame may hold envelopes and tokens whose destructors look at this cell; end it first.
+  sources_.clear();
   task_ = {};
 }
 
@@ -79,24 +80,43 @@ Mailbox::PopResult ActorCell::take_next(Envelope& out) {
     seen_recv_ = true;
     if (status_.kind() == ActorStatusKind::Initializing) set_status(ActorStatus::NORMAL);
   }
-  for (;;) {
-    const Mailbox::PopResult result = mailbox_.pop(out);
+  // Every message handed to the actor, from the mailbox or a source, is observed the same way.
+  auto received = [&] {
+    out.mark_received();
+    trace_id_ = out.trace_id();
     if (auto& telemetry = group_->telemetry(); telemetry.active()) {
-      if (result == Mailbox::PopResult::Item) {
-        telemetry.on_receive(*this, &out.vtable(), out.created_at());
-      } else if (handling_ != nullptr) {
-        telemetry.on_receive(*this, nullptr, {});
-      }
+      telemetry.on_receive(*this, &out.vtable(), out.created_at());
     }
+    if (auto& dumps = group_->dumping(); dumps.active()) dumps.record(*this, dumping::Direction::In, out);
+  };
+  // Nothing to hand over: the previous message's handling has ended.
+  auto idle = [&] {
+    if (auto& telemetry = group_->telemetry(); handling_ != nullptr && telemetry.active()) {
+      telemetry.on_receive(*this, nullptr, {});
+    }
+  };
+  auto from_source = [&] {
+    if (sources_.empty() || !sources_.poll(*this, out)) return false;
+    sources_first_ = false;
+    received();
+    return true;
+  };
+  for (;;) {
+    if (sources_first_ && from_source()) return Mailbox::PopResult::Item;
+    const Mailbox::PopResult result = mailbox_.pop(out);
     if (result == Mailbox::PopResult::Closed) {
+      idle();
       if (!status_.is_finished() && status_.kind() != ActorStatusKind::Terminating)
         set_status(ActorStatus::TERMINATING);
       return result;
     }
-    if (result == Mailbox::PopResult::Empty) return result;
-    out.mark_received();
-    trace_id_ = out.trace_id();
-    if (group_->dumping().active()) group_->dumping().record(*this, dumping::Direction::In, out);
+    if (result == Mailbox::PopResult::Empty) {
+      if (!sources_first_ && from_source()) return Mailbox::PopResult::Item;
+      idle();
+      return result;
+    }
+    sources_first_ = !sources_.empty();
+    received();
     if (!out.vtable().is_system) return result;
 
     // The runtime's share of the mailbox: these never reach user code, or reach it transformed.
@@ -120,6 +140,8 @@ Mailbox::PopResult ActorCell::take_next(Envelope& out) {
     return result;
   }
 }
+
+SourceSet& cell_sources(ActorCell& cell) { return cell.sources(); }
 
 void Waker::wake() const {
   if (cell_) cell_->notify();

@@ -31,7 +31,7 @@ inline void cpu_relax() {
 }
 }  // namespace
 
-Scheduler::Scheduler(unsigned workers) {
+Scheduler::Scheduler(unsigned workers, bool track_in_flight) : track_in_flight_(track_in_flight) {
   const unsigned n = workers == 0 ? std::max(1u, std::thread::hardware_concurrency()) : workers;
   for (unsigned i = 0; i < n; ++i) {
     auto w = std::make_unique<Worker>();
@@ -60,6 +60,7 @@ void Scheduler::stop() {
 }
 
 void Scheduler::schedule(ActorCell* cell) {
+  if (track_in_flight_) in_flight_.fetch_add(1, std::memory_order_relaxed);
   Worker* w = tls_worker;
   if (w == nullptr || w->owner != this) return push_global(cell);
   std::size_t len;
@@ -80,6 +81,19 @@ void Scheduler::push_global(ActorCell* cell) {
     global_len_.fetch_add(1, std::memory_order_relaxed);
   }
   if (sleeping_.load(std::memory_order_relaxed) > 0) wake_sleeper();
+}
+
+void Scheduler::leave_flight() {
+  if (!track_in_flight_) return;
+  // Release: whatever the actor did is visible to a waiter that acquires the zero.
+  if (in_flight_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  std::lock_guard lock(quiet_mu_);  // orders the notify after a waiter's check under quiet_mu_
+  quiet_cv_.notify_all();
+}
+
+bool Scheduler::wait_quiescent(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(quiet_mu_);
+  return quiet_cv_.wait_until(lock, deadline, [&] { return in_flight_.load(std::memory_order_acquire) == 0; });
 }
 
 void Scheduler::wake_sleeper() {
@@ -225,6 +239,7 @@ void Scheduler::run_cell(ActorCell* cell) {
       if (cell->task_.done()) {
         busy.stop();
         finish_actor(*cell);
+        leave_flight();
         return;
       }
       if (std::exchange(cell->yield_requested_, false)) {
@@ -234,7 +249,10 @@ void Scheduler::run_cell(ActorCell* cell) {
       }
     }
     SchedState expected = SchedState::Running;
-    if (cell->sched_.compare_exchange_strong(expected, SchedState::Idle, std::memory_order_acq_rel)) return;
+    if (cell->sched_.compare_exchange_strong(expected, SchedState::Idle, std::memory_order_acq_rel)) {
+      leave_flight();
+      return;
+    }
     // Notified while running: poll again, unless this actor keeps being woken for nothing.
     if (polls >= kMaxRepolls) {
       cell->sched_.store(SchedState::Scheduled, std::memory_order_release);

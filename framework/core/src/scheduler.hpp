@@ -17,10 +17,16 @@
 // a worker falling asleep may not wake it, which delays parallelism but never loses work (the
 // pushing worker runs its own stack).
 //
+// Under virtual time the scheduler also counts actors in flight (queued or running), so the
+// advancing thread can wait until the system is quiescent; see `in_flight_` for why the count
+// never reads zero while work is pending. Real-time systems skip the count (one shared atomic
+// per scheduling would be contended on the hot path).
+//
 // Thread safety: `schedule` from any thread; `start`/`stop` from the owner.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <memory>
@@ -37,7 +43,8 @@ class ActorCell;
 
 class Scheduler {
  public:
-  explicit Scheduler(unsigned workers);
+  /// `track_in_flight` enables `wait_quiescent` (virtual time).
+  explicit Scheduler(unsigned workers, bool track_in_flight = false);
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
   ~Scheduler();
@@ -49,6 +56,12 @@ class Scheduler {
 
   /// Queues an actor that was just moved to Scheduled (by exactly one caller).
   void schedule(ActorCell* cell);
+
+  /// Waits until no actor is queued or running; false if `deadline` passed first. Only with
+  /// `track_in_flight`; actors woken by threads other than workers and the caller (a signal, a
+  /// real-time timer) are not waited for unless they are already queued.
+  [[nodiscard]] bool wait_quiescent(std::chrono::steady_clock::time_point deadline);
+  [[nodiscard]] std::size_t in_flight() const { return in_flight_.load(std::memory_order_acquire); }
 
   struct Worker;  // per-thread state; public only so the thread_local pointer can name it
 
@@ -68,6 +81,8 @@ class Scheduler {
   void run_cell(ActorCell* cell);
   void push_global(ActorCell* cell);
   void wake_sleeper();
+  /// A queued or running actor is done for now (idle or finished).
+  void leave_flight();
 
   std::vector<std::unique_ptr<Worker>> workers_;
   std::mutex mu_;
@@ -78,6 +93,18 @@ class Scheduler {
   std::atomic<unsigned> sleeping_{0};
   std::atomic<std::size_t> global_len_{0};
   std::vector<std::thread> threads_;
+
+  // Actors queued or running (only if track_in_flight_). `schedule` increments it on the thread
+  // that moved the cell Idle→Scheduled; the worker decrements it when the cell goes idle or
+  // finishes, never when it requeues one. Work is created either by a running actor, whose own
+  // unit is still counted, or by the thread that waits (a timer it fires, a proxy send), before it
+  // waits. All updates are RMWs on one atomic, so they form one modification order that respects
+  // each thread's program order: an actor's increment for the actor it woke precedes its own
+  // decrement, and the count cannot pass through zero while either is pending.
+  const bool track_in_flight_;
+  std::atomic<std::size_t> in_flight_{0};
+  std::mutex quiet_mu_;
+  std::condition_variable quiet_cv_;  // notified when in_flight_ drops to zero
 };
 
 }  // namespace elfin::detail

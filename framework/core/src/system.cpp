@@ -109,6 +109,10 @@ void System::terminate(std::string reason) { core_->terminate(std::move(reason))
 void System::join() { core_->join(); }
 bool System::join_for(std::chrono::milliseconds timeout) { return core_->join_for(timeout); }
 
+Result<void, std::string> System::advance_time(std::chrono::nanoseconds by, std::chrono::milliseconds settle_timeout) {
+  return core_->advance_time(by, settle_timeout);
+}
+
 Addr System::group_addr(std::string_view name) const {
   auto* group = core_->find_group(name);
   return group ? group->addr() : Addr{};

@@ -2,6 +2,8 @@
 
 #include <exception>
 
+#include <fmt/format.h>
+
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/send_op.hpp>
 #include <elfin/messages.hpp>
@@ -10,12 +12,17 @@
 
 namespace elfin::detail {
 
-SystemCore::SystemCore(StartOptions options) : options_(std::move(options)), scheduler_(options_.workers) {}
+SystemCore::SystemCore(StartOptions options)
+    : options_(std::move(options)),
+      scheduler_(options_.workers, options_.virtual_time),
+      timers_(options_.virtual_time) {}
 
 SystemCore::~SystemCore() {
   terminate("system dropped");
   join();
   if (terminator_.joinable()) terminator_.join();
+  // No timer may wake an actor from here on; pending ones are dropped with whatever they own.
+  timers_.shutdown();
   scheduler_.stop();
   // Actors that never finished (termination gave up on them) still own coroutine frames and
   // mailboxes that may hold wakers of each other; destroy them while every cell is still alive.
@@ -23,6 +30,7 @@ SystemCore::~SystemCore() {
     cell->sched_.store(SchedState::Dead, std::memory_order_release);
     cell->mailbox().close();
     std::ignore = cell->mailbox().drain();
+    cell->sources().clear();
     cell->task_ = {};
   }
 }
@@ -67,6 +75,24 @@ void SystemCore::enable_telemetry() {
   for (const auto& g : groups_) g->telemetry().attach(metrics_.get(), g.get());
   g_stamp_created_at.store(true, std::memory_order_relaxed);  // waiting times need send times
 }
+Result<void, std::string> SystemCore::advance_time(std::chrono::nanoseconds by,
+                                                   std::chrono::milliseconds settle_timeout) {
+  if (!timers_.is_virtual()) {
+    return Err{std::string("advance_time: this system runs in real time (StartOptions::virtual_time is off)")};
+  }
+  if (by.count() < 0) return Err{std::string("advance_time: time cannot go backwards")};
+  auto settle = [&]() -> Result<void, std::string> {
+    if (scheduler_.wait_quiescent(std::chrono::steady_clock::now() + settle_timeout)) return {};
+    return Err{fmt::format(
+        "advance_time: the system did not settle within {} ms of real time ({} actor(s) still queued or running; "
+        "an actor that never waits?)",
+        settle_timeout.count(), scheduler_.in_flight())};
+  };
+  if (auto settled = settle(); !settled) return settled;
+  return timers_.advance_to(timers_.now() + std::chrono::duration_cast<TimerService::Clock::duration>(by), settle);
+}
+
+TimerService& timers_of(SystemCore& system) { return system.timers(); }
 
 void SystemCore::actor_registered() { live_actors_.fetch_add(1, std::memory_order_relaxed); }
 
@@ -187,6 +213,7 @@ void finish_actor(ActorCell& cell) {
   cell.mailbox().close();
   cell.sched_.store(SchedState::Dead, std::memory_order_release);
   std::ignore = cell.mailbox().drain();
+  cell.sources().clear();  // sources die with the actor: timers cancelled, signals unsubscribed
   cell.task_ = {};
   cell.set_status(std::move(final_status));
   if (auto& telemetry = cell.group().telemetry(); telemetry.active())

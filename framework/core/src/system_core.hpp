@@ -1,6 +1,9 @@
 // SystemCore: the state of a running system behind the `System` handle — groups, address book,
 // scheduler, and the termination sequence.
 //
+// Time: `timers()` is the system's time base (real, or virtual with `StartOptions::virtual_time`);
+// `advance_time` drives virtual time, settling the system between timers.
+//
 // Termination runs on its own thread, in two phases (user groups, then `system.*` groups):
 // stop spawning, send a polite Terminate, wait up to `terminate_closing_after`, send
 // Terminate::closing(), wait up to `terminate_give_up_after`, move on. External groups (test
@@ -22,12 +25,14 @@
 #include <elfin/detail/metrics_storage.hpp>
 #include <elfin/dumping.hpp>
 #include <elfin/detail/targets.hpp>
+#include <elfin/detail/timer_service.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
 #include <elfin/system.hpp>
 
 #include "address_book.hpp"
 #include "scheduler.hpp"
+#include "signal_dispatcher.hpp"
 
 namespace elfin::detail {
 
@@ -42,6 +47,15 @@ class SystemCore {
   [[nodiscard]] const StartOptions& options() const { return options_; }
   [[nodiscard]] Scheduler& scheduler() { return scheduler_; }
   [[nodiscard]] AddressBook& address_book() { return book_; }
+  [[nodiscard]] TimerService& timers() { return timers_; }
+  /// Delivers Unix signals to Signal sources (its thread starts with the first subscription).
+  [[nodiscard]] SignalDispatcher& signals() { return signals_; }
+
+  /// Virtual time only: moves time forward by `by`, firing due timers in order and waiting (up to
+  /// `settle_timeout` of real time each) for the system to be quiescent before the first timer and
+  /// after each instant's timers. One caller at a time.
+  [[nodiscard]] Result<void, std::string> advance_time(std::chrono::nanoseconds by,
+                                                       std::chrono::milliseconds settle_timeout);
 
   void add_group(std::unique_ptr<GroupRuntime> group) { groups_.push_back(std::move(group)); }
   /// Turns dumping on for every group (the topology has `system.dumpers`). Before the start.
@@ -79,6 +93,8 @@ class SystemCore {
   std::unique_ptr<MetricsStorage> metrics_;              // likewise
   std::vector<std::unique_ptr<GroupRuntime>> groups_;
   Scheduler scheduler_;
+  TimerService timers_;
+  SignalDispatcher signals_;  // destroyed first: stops delivering before anything else goes
   std::atomic<std::size_t> live_actors_{0};
 
   std::mutex mu_;

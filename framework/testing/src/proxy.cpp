@@ -61,6 +61,7 @@ Proxy proxy(Blueprint subject, std::string config_toml, ProxyOptions options) {
   start.node_no = options.node_no;
   start.workers = options.workers;
   start.config = section->nested_under(kSubject);
+  start.virtual_time = options.virtual_time;
   auto system = System::start(std::move(topology), std::move(start));
   if (!system) throw ProxyError(system.error());
 
@@ -90,6 +91,12 @@ System& Proxy::system() const { return shared_->system; }
 TraceId Proxy::trace_id() const { return cell_->trace_id(); }
 void Proxy::set_trace_id(TraceId id) { cell_->set_trace_id(id); }
 void Proxy::set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
+
+void Proxy::advance(std::chrono::nanoseconds by) {
+  if (auto advanced = shared_->system.advance_time(by, timeout_); !advanced) {
+    throw ProxyError(fmt::format("proxy.advance: {}", advanced.error()));
+  }
+}
 
 Proxy Proxy::subproxy() { return Proxy{shared_}; }
 

@@ -9,6 +9,7 @@
 //   request(r).all()   co_await: every recipient's answer                   → std::vector<Result<...>>
 //   respond(token, v)  answers a request once; a dropped token answers Ignored
 //   recv()             co_await: the next envelope, or nullopt once the mailbox is closed and empty
+//   attach(source)     an Interval, Delay, Signal or Stream whose messages `recv` returns too
 //
 // Every envelope sent carries the actor's current trace id; `recv` makes the received envelope's
 // trace id current. `config()` returns a reference that stays valid until the next `recv`.
@@ -30,6 +31,7 @@
 #include <elfin/detail/awaitables.hpp>
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/send_op.hpp>
+#include <elfin/detail/source.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
 #include <elfin/request.hpp>
@@ -122,6 +124,13 @@ class Context {
         break;
     }
     return Err{TryRecvError::Empty};
+  }
+  /// Attaches a source (Interval, Delay, Signal, Stream): `recv` returns its messages along with
+  /// the mailbox's, taking turns. Returns the source's handle; the source lives until it
+  /// finishes, is terminated, or the actor ends.
+  template <detail::Source S>
+  S attach(S source) {
+    return detail::attach_source(std::move(source), *cell_);
   }
   /// Closes the mailbox: what is queued is still received, then `recv` ends. False if already closed.
   bool close() { return cell_->mailbox().close(); }

@@ -9,9 +9,11 @@
 #include <elfin/config.hpp>
 #include <elfin/context.hpp>
 #include <elfin/dumping.hpp>
+#include <elfin/delay.hpp>
 #include <elfin/duration.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
+#include <elfin/interval.hpp>
 #include <elfin/map_router.hpp>
 #include <elfin/match.hpp>
 #include <elfin/message.hpp>
@@ -19,7 +21,9 @@
 #include <elfin/outcome.hpp>
 #include <elfin/request.hpp>
 #include <elfin/result.hpp>
+#include <elfin/signal.hpp>
 #include <elfin/singleton.hpp>
+#include <elfin/stream.hpp>
 #include <elfin/system.hpp>
 #include <elfin/task.hpp>
 #include <elfin/telemetry.hpp>

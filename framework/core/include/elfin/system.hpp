@@ -56,6 +56,9 @@ struct StartOptions {
   /// Termination stage timeouts: after the polite Terminate, after Terminate::closing().
   std::chrono::milliseconds terminate_closing_after{30'000};
   std::chrono::milliseconds terminate_give_up_after{15'000};
+  /// Virtual time: the runtime's clock stands still until `System::advance_time` moves it, so
+  /// tests of backoff, intervals and delays run in milliseconds of wall time.
+  bool virtual_time = false;
 };
 
 class System {
@@ -75,6 +78,13 @@ class System {
   void join();
   /// Waits up to `timeout` for termination to finish.
   [[nodiscard]] bool join_for(std::chrono::milliseconds timeout);
+
+  /// Virtual time only: moves the system's clock forward by `by`, firing due timers in order and,
+  /// before the first and after each instant's timers, waiting until no actor is queued or running
+  /// (up to `settle_timeout` of real time each, else an error). Chains of timers (an interval's
+  /// ticks, restart backoffs) play out within this one call. An error in real time.
+  [[nodiscard]] Result<void, std::string> advance_time(
+      std::chrono::nanoseconds by, std::chrono::milliseconds settle_timeout = std::chrono::milliseconds(5000));
 
   /// The address of a group, or the null address.
   [[nodiscard]] Addr group_addr(std::string_view name) const;

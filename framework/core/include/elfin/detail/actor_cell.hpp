@@ -40,6 +40,7 @@
 #include <elfin/detail/mailbox.hpp>
 #include <elfin/message.hpp>
 #include <elfin/singleton.hpp>
+#include <elfin/detail/source.hpp>
 #include <elfin/task.hpp>
 #include <elfin/trace_id.hpp>
 
@@ -97,8 +98,13 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   [[nodiscard]] const ActorStatus& status() const { return status_; }
   void set_status(ActorStatus status);
 
-  /// The next message for the actor, after the runtime took its share (Ping, UpdateConfig, ...).
+  /// The next message for the actor, after the runtime took its share (Ping, UpdateConfig, ...),
+  /// from the mailbox or an attached source. The two take turns whenever both have something, so
+  /// neither a busy source nor a busy mailbox starves the other. A closed and drained mailbox
+  /// ends the actor's input even if sources remain.
   Mailbox::PopResult take_next(Envelope& out);
+  /// The sources attached with `ctx.attach`.
+  [[nodiscard]] SourceSet& sources() { return sources_; }
   [[nodiscard]] const std::shared_ptr<const void>& config() const { return config_; }
   void set_config(std::shared_ptr<const void> config) { config_ = std::move(config); }
 
@@ -123,6 +129,8 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   ActorStatus status_;
   bool external_;
   bool seen_recv_ = false;
+  bool sources_first_ = false;  ///< the last item came from the mailbox: sources go first next
+  SourceSet sources_;
   std::shared_ptr<const void> config_;
   std::shared_ptr<const std::string> dump_key_;
   bool dump_key_made_ = false;

@@ -11,6 +11,11 @@
 // deadline) while the runtime runs on its own workers. A sub-proxy is another such actor with
 // its own address, for tests that need several correspondents.
 //
+// With `ProxyOptions::virtual_time` the system's clock stands still until `proxy.advance(30s)`
+// moves it: every timer due in those 30 s fires, in order, with the system settling between them,
+// so intervals, delays and restart backoffs are tested in milliseconds of wall time. Deadlines of
+// the proxy's own calls stay in real time.
+//
 // Every call that can time out throws `ProxyError`, so a broken expectation fails the test with a
 // message instead of hanging it.
 //
@@ -46,6 +51,8 @@ struct ProxyOptions {
   std::chrono::milliseconds timeout{5000};
   unsigned workers = 2;
   std::uint16_t node_no = 0;
+  /// Run the system under virtual time (see `Proxy::advance`).
+  bool virtual_time = false;
 };
 
 class Proxy {
@@ -112,6 +119,10 @@ class Proxy {
   std::optional<Envelope> try_recv();
   /// Waits until every actor of the subject has handled everything sent to it so far.
   void sync();
+  /// Virtual time: moves the clock forward by `by` (see `System::advance_time`); what the subject
+  /// sent meanwhile is then queued for `recv`. Throws ProxyError in real time or if the system
+  /// does not settle within the proxy's timeout.
+  void advance(std::chrono::nanoseconds by);
   /// Another proxy actor (own address, own mailbox) in the same system.
   [[nodiscard]] Proxy subproxy();
 

@@ -140,11 +140,13 @@ bool GroupDumping::admit(std::uint64_t now_ns, std::uint64_t& sequence_no) {
   }
 }
 
+bool GroupDumping::admit_or_count(std::uint64_t now_ns, std::uint64_t& sequence_no) {
+  if (admit(now_ns, sequence_no)) return true;
+  storage_->count_limited();
+  return false;
+}
+
 void GroupDumping::push(ActorCell& cell, dumping::Dump&& dump, std::uint64_t now_ns) {
-  if (!admit(now_ns, dump.sequence_no)) {
-    storage_->count_limited();
-    return;
-  }
   dump.group = group_name_;
   dump.key = cell.key_for_dumps();
   dump.timestamp_ns = now_ns;
@@ -154,27 +156,36 @@ void GroupDumping::push(ActorCell& cell, dumping::Dump&& dump, std::uint64_t now
 
 void GroupDumping::record(ActorCell& cell, dumping::Direction direction, const Envelope& envelope) {
   if (!envelope.vtable().dumping_allowed) return;
+  // Admission first: a dump the rate limit drops costs no more than a clock read and two atomics.
+  const std::uint64_t now_ns = unix_now_ns();
+  std::uint64_t sequence_no = 0;
+  if (!admit_or_count(now_ns, sequence_no)) return;
   dumping::Dump dump;
+  dump.sequence_no = sequence_no;
   dump.trace_id = envelope.trace_id();
   dump.direction = direction;
   dump.kind = envelope.kind();
   dump.vtable = &envelope.vtable();
   dump.message = envelope.share();
   if (const auto& request = envelope.block()->request) dump.correlation_id = request->correlation_id();
-  push(cell, std::move(dump), unix_now_ns());
+  push(cell, std::move(dump), now_ns);
 }
 
 void GroupDumping::record_response(ActorCell& cell, dumping::Direction direction, const MessageVTable& request,
                                    std::string encoded, TraceId trace_id, std::uint64_t correlation_id) {
   if (!request.dumping_allowed) return;
+  const std::uint64_t now_ns = unix_now_ns();
+  std::uint64_t sequence_no = 0;
+  if (!admit_or_count(now_ns, sequence_no)) return;
   dumping::Dump dump;
+  dump.sequence_no = sequence_no;
   dump.trace_id = trace_id;
   dump.direction = direction;
   dump.kind = MessageKind::Response;
   dump.vtable = &request;
   dump.encoded = std::move(encoded);
   dump.correlation_id = correlation_id;
-  push(cell, std::move(dump), unix_now_ns());
+  push(cell, std::move(dump), now_ns);
 }
 
 }  // namespace detail

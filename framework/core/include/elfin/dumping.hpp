@@ -31,6 +31,7 @@
 #include <msgpack.hpp>
 
 #include <elfin/config.hpp>
+#include <elfin/detail/spin_lock.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/trace_id.hpp>
 
@@ -119,8 +120,8 @@ class DumpStorage {
 
  private:
   struct alignas(64) Shard {
-    std::mutex mu;
-    std::vector<Dump> dumps;  // guarded by mu
+    elfin::detail::SpinLock mu;  // held for a push_back or a swap only
+    std::vector<Dump> dumps;     // guarded by mu
     std::atomic<std::uint64_t> emitted{0};
     std::atomic<std::uint64_t> lost{0};
   };

@@ -145,43 +145,46 @@ Stats summarize(std::vector<Figure> figures) {
 }
 
 void print_line(std::string_view bench, std::string_view name, const Stats& elfin, const std::optional<Stats>& caf,
-                std::string_view extra) {
+                std::string_view extra, std::string_view peer) {
   std::string line = fmt::format("bench={} case={} elfin_ops_per_s={:.0f} elfin_ns_per_op={:.1f}", bench, name,
                                  elfin.ops_per_s, elfin.ns_per_op);
   if (caf && caf->ops_per_s > 0) {
-    line += fmt::format(" caf_ops_per_s={:.0f} caf_ns_per_op={:.1f} ratio={:.2f}", caf->ops_per_s, caf->ns_per_op,
-                        elfin.ops_per_s / caf->ops_per_s);
+    line += fmt::format(" {0}_ops_per_s={1:.0f} {0}_ns_per_op={2:.1f} ratio={3:.2f}", peer, caf->ops_per_s,
+                        caf->ns_per_op, elfin.ops_per_s / caf->ops_per_s);
   } else {
-    line += " caf_ops_per_s=n/a caf_ns_per_op=n/a ratio=n/a";
+    line += fmt::format(" {0}_ops_per_s=n/a {0}_ns_per_op=n/a ratio=n/a", peer);
   }
   line += fmt::format(" ops={} elfin_range={:.0f}..{:.0f}", elfin.ops, elfin.min_ops_per_s, elfin.max_ops_per_s);
   if (caf && caf->ops_per_s > 0)
-    line += fmt::format(" caf_range={:.0f}..{:.0f}", caf->min_ops_per_s, caf->max_ops_per_s);
+    line += fmt::format(" {}_range={:.0f}..{:.0f}", peer, caf->min_ops_per_s, caf->max_ops_per_s);
   line += extra;
   std::puts(line.c_str());
   std::fflush(stdout);
 }
 
-bool run_case(std::string_view bench, std::string_view name, const Options& opts, const std::function<Figure()>& elfin,
-              const std::function<Figure()>& caf, std::string_view extra) {
+namespace {
+
+// Runs alternate (elfin, peer, elfin, peer, ...) so that a burst of load from elsewhere on the
+// machine hits both sides alike instead of skewing the ratio.
+bool run_side_by_side(std::string_view bench, std::string_view name, const Options& opts,
+                      const std::function<Figure()>& elfin, const std::function<Figure()>& peer, std::string_view extra,
+                      std::string_view peer_name) {
   try {
-    // Runs alternate (elfin, CAF, elfin, CAF, ...) so that a burst of load from elsewhere on the
-    // machine hits both sides alike instead of skewing the ratio.
-    const bool with_caf = caf && opts.caf && caf_available();
     if (opts.warmup) {
       std::ignore = elfin();
-      if (with_caf) std::ignore = caf();
+      if (peer) std::ignore = peer();
     }
     std::vector<Figure> ours;
     std::vector<Figure> theirs_runs;
     for (unsigned i = 0; i < opts.reps; ++i) {
       ours.push_back(elfin());
-      if (with_caf) theirs_runs.push_back(caf());
+      if (peer) theirs_runs.push_back(peer());
     }
     const Stats mine = summarize(std::move(ours));
     std::optional<Stats> theirs;
-    if (with_caf) theirs = summarize(std::move(theirs_runs));
-    print_line(bench, name, mine, theirs, fmt::format("{} reps={} threads={}", extra, opts.reps, opts.threads));
+    if (peer) theirs = summarize(std::move(theirs_runs));
+    print_line(bench, name, mine, theirs, fmt::format("{} reps={} threads={}", extra, opts.reps, opts.threads),
+               peer_name);
     return true;
   } catch (const std::exception& e) {
     std::printf("bench=%.*s case=%.*s error=\"%s\"\n", static_cast<int>(bench.size()), bench.data(),
@@ -189,6 +192,20 @@ bool run_case(std::string_view bench, std::string_view name, const Options& opts
     std::fflush(stdout);
     return false;
   }
+}
+
+}  // namespace
+
+bool run_case(std::string_view bench, std::string_view name, const Options& opts, const std::function<Figure()>& elfin,
+              const std::function<Figure()>& caf, std::string_view extra) {
+  const bool with_caf = caf && opts.caf && caf_available();
+  return run_side_by_side(bench, name, opts, elfin, with_caf ? caf : std::function<Figure()>{}, extra, "caf");
+}
+
+bool run_overhead_case(std::string_view bench, std::string_view name, const Options& opts,
+                       const std::function<Figure()>& with_feature, const std::function<Figure()>& baseline,
+                       std::string_view extra) {
+  return run_side_by_side(bench, name, opts, with_feature, baseline, extra, "off");
 }
 
 int run_main(std::string_view bench, std::vector<Case> cases, int argc, char** argv) {

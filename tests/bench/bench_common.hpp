@@ -67,16 +67,22 @@ struct Stats {
 };
 Stats summarize(std::vector<Figure> figures);
 
-/// Prints the case's line: elfin's median, CAF's (or n/a) and their ratio. `extra` is appended
-/// verbatim (" key=value ...").
+/// Prints the case's line: elfin's median, the peer's (or n/a) and their ratio. `extra` is appended
+/// verbatim (" key=value ..."). The peer is CAF unless `peer` names another (e.g. "off": elfin with
+/// the measured feature turned off, run side by side).
 void print_line(std::string_view bench, std::string_view name, const Stats& elfin, const std::optional<Stats>& caf,
-                std::string_view extra = {});
+                std::string_view extra = {}, std::string_view peer = "caf");
 
 /// The common body of a case: one warm-up run of each side (unless --no-warmup), then opts.reps
 /// runs of elfin and of the CAF peer (when `caf` is set and the peer is built), alternating; prints
 /// the line of medians. Any exception (a wrong result) becomes an `error=` line and `false`.
 bool run_case(std::string_view bench, std::string_view name, const Options& opts, const std::function<Figure()>& elfin,
               const std::function<Figure()>& caf, std::string_view extra = {});
+/// The same with an elfin peer: `baseline` is elfin with the measured feature off, and its figure
+/// takes the peer's place in the line as `off_ops_per_s` (so `ratio` is the feature's cost).
+bool run_overhead_case(std::string_view bench, std::string_view name, const Options& opts,
+                       const std::function<Figure()>& with_feature, const std::function<Figure()>& baseline,
+                       std::string_view extra = {});
 
 /// Whether the CAF peer was compiled in.
 bool caf_available();

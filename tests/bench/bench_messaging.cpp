@@ -25,7 +25,9 @@
 
 #include <fmt/format.h>
 
+#include <elfin/dumper/dumper.hpp>
 #include <elfin/elfin.hpp>
+#include <elfin/telemeter/telemeter.hpp>
 
 #include "bench_common.hpp"
 
@@ -331,7 +333,12 @@ MapRouter<std::uint32_t> producer_router() {
   });
 }
 
-Figure elfin_throughput(std::uint32_t producers, std::uint64_t messages, bool direct, unsigned threads) {
+/// What the observability cases turn on for the throughput stream (the dumper writes to /dev/null:
+/// it formats every line, but the disk is not what is measured).
+enum class Observe { Nothing, DumpAll, DumpLimited, Telemetry };
+
+Figure elfin_throughput(std::uint32_t producers, std::uint64_t messages, bool direct, unsigned threads,
+                        Observe observe = Observe::Nothing) {
   Topology topology;
   auto driver = topology.local("driver");
   auto producer_group = topology.local("producers");
@@ -343,11 +350,22 @@ Figure elfin_throughput(std::uint32_t producers, std::uint64_t messages, bool di
   driver.mount(ActorGroup().config<ThroughputConfig>().exec(throughput_driver_exec)).entrypoint();
   producer_group.mount(ActorGroup().router(producer_router()).exec(producer_exec));
   consumer.mount(ActorGroup().config<ConsumerConfig>().exec(consumer_exec));
-  return elfin_bench::run_elfin(
-      "throughput", std::move(topology),
-      fmt::format("[driver]\nproducers = {}\nmessages = {}\ndirect = {}\n[consumer]\nexpected = {}\n", producers,
-                  messages, direct, std::uint64_t{producers} * messages),
-      threads);
+  std::string config = fmt::format("[driver]\nproducers = {}\nmessages = {}\ndirect = {}\n[consumer]\nexpected = {}\n",
+                                   producers, messages, direct, std::uint64_t{producers} * messages);
+  if (observe == Observe::DumpAll || observe == Observe::DumpLimited) {
+    topology.local("system.dumpers").mount(elfin::dumper::blueprint());
+    config += "[system.dumpers]\npath = \"/dev/null\"\nwrite_interval = \"100ms\"\n";
+  }
+  if (observe == Observe::DumpLimited) {
+    for (const char* group : {"driver", "producers", "consumer"}) {
+      config += fmt::format("[{}.system.dumping]\nmax_rate = 1000\n", group);
+    }
+  }
+  if (observe == Observe::Telemetry) {
+    topology.local("system.telemeters").mount(elfin::telemeter::blueprint());
+    config += "[system.telemeters]\nlisten = \"127.0.0.1:0\"\n";
+  }
+  return elfin_bench::run_elfin("throughput", std::move(topology), std::move(config), threads);
 }
 
 // --- cases ---------------------------------------------------------------------------------------
@@ -419,6 +437,19 @@ std::vector<elfin_bench::Case> cases() {
                      return elfin_bench::run_case(
                          kBench, name, o, [&] { return elfin_throughput(1, n, direct, o.threads); }, {},
                          direct ? " addressing=direct" : " addressing=routed");
+                   }});
+  }
+  // elfin only: what dumping and telemetry cost on the 1→1 stream, next to the same stream with
+  // them off (the `off_*` columns). Goals: dumping everything ≤ 30%, telemetry ≤ 10%.
+  const std::pair<const char*, Observe> observed[] = {
+      {"dumping_all", Observe::DumpAll}, {"dumping_limited", Observe::DumpLimited}, {"telemetry", Observe::Telemetry}};
+  for (const auto& [suffix, observe] : observed) {
+    const std::string name = fmt::format("throughput_1to1_{}", suffix);
+    out.push_back({name, "observability", [name, observe = observe](const Options& o) {
+                     const auto n = sizes(o).messages;
+                     return elfin_bench::run_overhead_case(
+                         kBench, name, o, [&] { return elfin_throughput(1, n, false, o.threads, observe); },
+                         [&] { return elfin_throughput(1, n, false, o.threads); });
                    }});
   }
   return out;

@@ -2,7 +2,9 @@
 
 #include <cassert>
 
+#include <elfin/detail/group_dumping.hpp>
 #include <elfin/detail/group_runtime.hpp>
+#include <elfin/detail/group_telemetry.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/request.hpp>
 
@@ -16,6 +18,14 @@ ActorCell::~ActorCell() {
   // The frame may hold envelopes and tokens whose destructors look at this cell; end it first.
   sources_.clear();
   task_ = {};
+}
+
+const std::shared_ptr<const std::string>& ActorCell::key_for_dumps() {
+  if (!dump_key_made_) {
+    dump_key_made_ = true;
+    if (has_key()) dump_key_ = std::make_shared<const std::string>(key_text());
+  }
+  return dump_key_;
 }
 
 ActorMeta ActorCell::meta() const { return ActorMeta{group_->name(), key_text()}; }
@@ -59,6 +69,9 @@ bool ActorCell::wait_external(std::chrono::steady_clock::time_point deadline) {
 
 void ActorCell::set_status(ActorStatus status) {
   if (status == status_) return;
+  if (auto& telemetry = group_->telemetry(); telemetry.active()) {
+    telemetry.on_status(*this, status_.kind(), status.kind());
+  }
   {
     std::lock_guard lock(status_mu_);
     status_ = std::move(status);
@@ -85,28 +98,43 @@ Mailbox::PopResult ActorCell::take_next(Envelope& out) {
     seen_recv_ = true;
     if (status_.kind() == ActorStatusKind::Initializing) set_status(ActorStatus::NORMAL);
   }
+  // Every message handed to the actor, from the mailbox or a source, is observed the same way.
+  auto received = [&] {
+    out.mark_received();
+    trace_id_ = out.trace_id();
+    if (auto& telemetry = group_->telemetry(); telemetry.active()) {
+      telemetry.on_receive(*this, &out.vtable(), out.created_at());
+    }
+    if (auto& dumps = group_->dumping(); dumps.active()) dumps.record(*this, dumping::Direction::In, out);
+  };
+  // Nothing to hand over: the previous message's handling has ended.
+  auto idle = [&] {
+    if (auto& telemetry = group_->telemetry(); handling_ != nullptr && telemetry.active()) {
+      telemetry.on_receive(*this, nullptr, {});
+    }
+  };
   auto from_source = [&] {
     if (sources_.empty() || !sources_.poll(*this, out)) return false;
     sources_first_ = false;
-    out.mark_received();
-    trace_id_ = out.trace_id();
+    received();
     return true;
   };
   for (;;) {
     if (sources_first_ && from_source()) return Mailbox::PopResult::Item;
     const Mailbox::PopResult result = mailbox_.pop(out);
     if (result == Mailbox::PopResult::Closed) {
+      idle();
       if (!status_.is_finished() && status_.kind() != ActorStatusKind::Terminating)
         set_status(ActorStatus::TERMINATING);
       return result;
     }
     if (result == Mailbox::PopResult::Empty) {
       if (!sources_first_ && from_source()) return Mailbox::PopResult::Item;
+      idle();
       return result;
     }
     sources_first_ = !sources_.empty();
-    out.mark_received();
-    trace_id_ = out.trace_id();
+    received();
     if (!out.vtable().is_system) return result;
 
     // The runtime's share of the mailbox: these never reach user code, or reach it transformed.

@@ -37,11 +37,19 @@ Result<GroupRuntime::SystemConfig, std::string> GroupRuntime::decode_system_conf
   auto restart = decode_restart_policy(config);
   if (!restart) return Err{std::move(restart).error()};
   out.restart_policy = std::move(*restart);
+  auto dumping = config.section("system.dumping").decode<DumpingConfig>();
+  if (!dumping) return Err{"system.dumping: " + std::move(dumping).error()};
+  out.dumping = *dumping;
+  auto telemetry = config.section("system.telemetry").decode<TelemetryConfig>();
+  if (!telemetry) return Err{"system.telemetry: " + std::move(telemetry).error()};
+  out.telemetry = *telemetry;
   return out;
 }
 
 void GroupRuntime::apply_system_config(const SystemConfig& config) {
   if (config.mailbox_capacity) mailbox_capacity_.store(*config.mailbox_capacity, std::memory_order_relaxed);
+  dumping_.configure(config.dumping);
+  telemetry_.configure(config.telemetry);
   // A config without the table drops an earlier config's policy: the blueprint's applies again.
   std::lock_guard lock(config_mu_);
   config_restart_ = config.restart_policy;

@@ -5,6 +5,8 @@
 #include <utility>
 
 #include <elfin/detail/actor_cell.hpp>
+#include <elfin/detail/current_actor.hpp>
+#include <elfin/detail/group_runtime.hpp>
 
 #include "system_core.hpp"
 
@@ -195,6 +197,32 @@ ActorCell* Scheduler::next_cell(Worker& w) {
   }
 }
 
+namespace {
+
+// Measures one run of an actor for `elfin_busy_time_seconds`, when its group is measured.
+class BusyTimer {
+ public:
+  explicit BusyTimer(ActorCell& cell)
+      : telemetry_(cell.group().telemetry().active() ? &cell.group().telemetry() : nullptr), cell_(cell) {
+    if (telemetry_ != nullptr) start_ = std::chrono::steady_clock::now();
+  }
+  BusyTimer(const BusyTimer&) = delete;
+  BusyTimer& operator=(const BusyTimer&) = delete;
+  ~BusyTimer() { stop(); }
+  /// Records the run; call before the actor may be destroyed (finish_actor can free the cell).
+  void stop() {
+    if (telemetry_ != nullptr) telemetry_->record_busy(cell_, std::chrono::steady_clock::now() - start_);
+    telemetry_ = nullptr;
+  }
+
+ private:
+  GroupTelemetry* telemetry_;
+  ActorCell& cell_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
 void Scheduler::run_cell(ActorCell* cell) {
   // We dequeued the cell, so we are the only thread that may move it out of Scheduled; the queue's
   // lock orders this after everything the scheduling thread wrote.
@@ -202,11 +230,14 @@ void Scheduler::run_cell(ActorCell* cell) {
   assert(was == SchedState::Scheduled && "an actor was queued twice");
   assert(cell->resume_point_ && "a queued actor has nowhere to resume");
   cell->budget_ = ActorCell::kRecvBudget;
+  CurrentActorScope current(cell);
+  BusyTimer busy(*cell);
   for (unsigned polls = 0;; ++polls) {
     if (cell->poll_fn_ == nullptr || cell->poll_fn_(cell->poll_arg_)) {
       cell->poll_fn_ = nullptr;
       std::exchange(cell->resume_point_, {}).resume();
       if (cell->task_.done()) {
+        busy.stop();
         finish_actor(*cell);
         leave_flight();
         return;

@@ -129,6 +129,8 @@ Result<Prepared, std::string> prepare(const Topology& topology, StartOptions opt
       core->groups()[i]->add_route({route.filter, core->groups()[route.to].get()});
     }
   }
+  if (core->find_group("system.dumpers") != nullptr) core->enable_dumping(dumping::kDefaultStorageCapacity);
+  if (core->find_group("system.telemeters") != nullptr) core->enable_telemetry();
   for (const auto& group : core->groups()) {
     prepared.sections.push_back(config.for_group(group->name()));
     ConfigReport report = group->check_config(prepared.sections.back());
@@ -203,6 +205,10 @@ Addr System::group_addr(std::string_view name) const {
 }
 
 detail::GroupRuntime* System::core_group(std::string_view name) const { return core_->find_group(name); }
+dumping::DumpStorage* System::dump_storage() const { return core_->dump_storage(); }
+std::vector<telemetry::MetricSample> System::scrape_metrics() const {
+  return core_->groups().empty() ? std::vector<telemetry::MetricSample>{} : telemetry::scrape(*core_->groups().front());
+}
 
 std::size_t System::active_actors() const { return core_->live_actors(); }
 

@@ -1,5 +1,8 @@
 #include <elfin/system_config.hpp>
 
+#include <elfin/dumping.hpp>
+#include <elfin/telemetry.hpp>
+
 #include <fmt/format.h>
 
 namespace elfin {
@@ -24,6 +27,9 @@ ConfigReport check_system_config(const AnyConfig& section, std::string_view scop
   // Locations of the system table's keys are relative to it; the scope names the whole path
   // ("[counters] system." + "mailbox.capacity").
   auto config = system.decode_reporting<SystemConfig>(report, fmt::format("{} system.", scope));
+  std::ignore = system.section("dumping").decode_reporting<DumpingConfig>(report, fmt::format("{} system.dumping.", scope));
+  std::ignore =
+      system.section("telemetry").decode_reporting<TelemetryConfig>(report, fmt::format("{} system.telemetry.", scope));
   if (config.mailbox.capacity == 0 && system.section("mailbox").keys().size() == 1 &&
       system.section("mailbox").keys().front() == "capacity") {
     report.errors.push_back(fmt::format("{}{} system.mailbox.capacity: expected a positive integer, got 0",

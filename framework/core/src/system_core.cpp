@@ -66,6 +66,16 @@ void SystemCore::send_to_group(GroupRuntime& group, Envelope envelope) {
   std::ignore = op.run(nullptr);
 }
 
+void SystemCore::enable_dumping(std::size_t capacity) {
+  dump_storage_ = std::make_unique<dumping::DumpStorage>(node_no(), capacity);
+  for (const auto& g : groups_) g->dumping().attach(dump_storage_.get(), &g->name());
+}
+
+void SystemCore::enable_telemetry() {
+  metrics_ = std::make_unique<MetricsStorage>();
+  for (const auto& g : groups_) g->telemetry().attach(metrics_.get(), g.get());
+  g_stamp_created_at.store(true, std::memory_order_relaxed);  // waiting times need send times
+}
 Result<void, std::string> SystemCore::advance_time(std::chrono::nanoseconds by,
                                                    std::chrono::milliseconds settle_timeout) {
   if (!timers_.is_virtual()) {
@@ -249,6 +259,7 @@ void start_actor(ActorCell& cell) {
   cell.set_started_at(system.timers().now());
   // A new actor is Initializing until its first recv; report that before it can run and move on.
   system.report_status(cell, cell.status());
+  if (auto& telemetry = cell.group().telemetry(); telemetry.active()) telemetry.on_status(cell, {}, cell.status().kind());
   // Until now the cell was Dead, so senders that found it only queued their messages. The release
   // store publishes the state above to whichever notify (ours or a sender's) schedules it.
   cell.sched_.store(SchedState::Idle, std::memory_order_release);
@@ -292,6 +303,8 @@ void finish_actor(ActorCell& cell) {
     cell.sources().clear();  // sources die with the actor that attached them, restarted or not
     cell.task_ = {};
     cell.set_status(std::move(final_status));
+    // Waiting for its restart, it counts as restarting, not as active; start_actor counts it again.
+    if (auto& telemetry = group.telemetry(); telemetry.active()) telemetry.on_status(cell, cell.status().kind(), {});
     cell.mailbox().reopen();
     if (group.schedule_restart(keep_alive, *delay)) return;
     forget_actor(cell);  // the group began terminating meanwhile
@@ -303,7 +316,51 @@ void finish_actor(ActorCell& cell) {
   cell.sources().clear();  // sources die with the actor: timers cancelled, signals unsubscribed
   cell.task_ = {};
   cell.set_status(std::move(final_status));
+  if (auto& telemetry = group.telemetry(); telemetry.active()) telemetry.on_status(cell, cell.status().kind(), {});
   unregister_actor(group.system(), cell);
 }
 
 }  // namespace elfin::detail
+
+namespace elfin::dumping {
+DumpStorage* storage_of(const detail::GroupRuntime& group) { return group.system().dump_storage(); }
+}  // namespace elfin::dumping
+
+namespace elfin::telemetry {
+
+std::vector<MetricSample> scrape(const detail::GroupRuntime& any_group) {
+  const detail::SystemCore& system = any_group.system();
+  if (system.metrics() == nullptr) return {};
+  auto samples = system.metrics()->snapshot();
+  auto gauge = [&](std::string name, std::vector<std::pair<std::string, std::string>> labels, double value) {
+    MetricSample sample;
+    sample.name = std::move(name);
+    sample.labels = std::move(labels);
+    sample.kind = MetricKind::Gauge;
+    sample.value = value;
+    samples.push_back(std::move(sample));
+  };
+  auto counter = [&](std::string name, double value) {
+    gauge(std::move(name), {}, value);
+    samples.back().kind = MetricKind::Counter;
+  };
+  for (const auto& g : system.groups()) {
+    auto by_status = g->telemetry().actors_by_status();
+    for (std::size_t i = 0; i < by_status.size(); ++i) {
+      auto kind = static_cast<ActorStatusKind>(i);
+      if (kind == ActorStatusKind::Terminated || kind == ActorStatusKind::Failed) continue;  // gone
+      gauge("elfin_active_actors", {{"actor_group", g->name()}, {"status", std::string{to_string(kind)}}},
+            static_cast<double>(by_status[i]));
+    }
+    gauge("elfin_restarting_actors", {{"actor_group", g->name()}}, static_cast<double>(g->restarting_actors()));
+  }
+  if (const auto* dumps = system.dump_storage()) {
+    auto c = dumps->counters();
+    counter("elfin_emitted_dumps_total", static_cast<double>(c.emitted));
+    counter("elfin_limited_dumps_total", static_cast<double>(c.limited));
+    counter("elfin_lost_dumps_total", static_cast<double>(c.lost));
+  }
+  return samples;
+}
+
+}  // namespace elfin::telemetry

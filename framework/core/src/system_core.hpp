@@ -26,6 +26,8 @@
 #include <vector>
 
 #include <elfin/detail/group_runtime.hpp>
+#include <elfin/detail/metrics_storage.hpp>
+#include <elfin/dumping.hpp>
 #include <elfin/detail/targets.hpp>
 #include <elfin/detail/timer_service.hpp>
 #include <elfin/envelope.hpp>
@@ -61,6 +63,12 @@ class SystemCore {
                                                        std::chrono::milliseconds settle_timeout);
 
   void add_group(std::unique_ptr<GroupRuntime> group) { groups_.push_back(std::move(group)); }
+  /// Turns dumping on for every group (the topology has `system.dumpers`). Before the start.
+  void enable_dumping(std::size_t capacity);
+  [[nodiscard]] dumping::DumpStorage* dump_storage() const { return dump_storage_.get(); }
+  /// Turns telemetry on for every group (the topology has `system.telemeters`). Before the start.
+  void enable_telemetry();
+  [[nodiscard]] MetricsStorage* metrics() const { return metrics_.get(); }
   [[nodiscard]] const std::vector<std::unique_ptr<GroupRuntime>>& groups() const { return groups_; }
   [[nodiscard]] GroupRuntime* group(std::uint8_t group_no) const;
   [[nodiscard]] GroupRuntime* find_group(std::string_view name) const;
@@ -94,6 +102,8 @@ class SystemCore {
 
   StartOptions options_;
   AddressBook book_;
+  std::unique_ptr<dumping::DumpStorage> dump_storage_;  // before groups_: they point into it
+  std::unique_ptr<MetricsStorage> metrics_;              // likewise
   std::vector<std::unique_ptr<GroupRuntime>> groups_;
   Scheduler scheduler_;
   TimerService timers_;

@@ -20,9 +20,11 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <elfin/actor_start_info.hpp>
 #include <elfin/actor_status.hpp>
@@ -39,6 +41,7 @@
 #include <elfin/restart_policy.hpp>
 #include <elfin/result.hpp>
 #include <elfin/singleton.hpp>
+#include <elfin/telemetry.hpp>
 #include <elfin/trace_id.hpp>
 
 namespace elfin {
@@ -153,12 +156,20 @@ class Context {
 
  private:
   template <Message M>
+  Envelope outgoing(M message) {
+    Envelope envelope = Envelope::make(std::move(message), cell_->addr(), cell_->trace_id());
+    if (auto& dumps = cell_->group().dumping(); dumps.active()) dumps.record(*cell_, dumping::Direction::Out, envelope);
+    if (auto& telemetry = cell_->group().telemetry(); telemetry.active())
+      telemetry.count_sent(*cell_, envelope.vtable());
+    return envelope;
+  }
+  template <Message M>
   detail::SendOp routed(M message, detail::SendMode mode) {
-    return {cell_->group(), Envelope::make(std::move(message), cell_->addr(), cell_->trace_id()), mode};
+    return {cell_->group(), outgoing(std::move(message)), mode};
   }
   template <Message M>
   detail::SendOp direct(Addr to, M message, detail::SendMode mode) {
-    return {cell_->group().system(), to, Envelope::make(std::move(message), cell_->addr(), cell_->trace_id()), mode};
+    return {cell_->group().system(), to, outgoing(std::move(message)), mode};
   }
   Result<void, SendError> now(detail::SendOp op) {
     std::ignore = op.run(nullptr);  // Try/Unbounded never wait
@@ -168,6 +179,30 @@ class Context {
   friend struct detail::ActorCellAccess;
   detail::KeyedCell<Key>* cell_;
 };
+
+namespace dumping {
+/// The dump storage of the system `ctx`'s actor runs in (the dumper drains it); null without
+/// `system.dumpers`.
+template <class C, class K>
+[[nodiscard]] DumpStorage* storage_of(const Context<C, K>& ctx) {
+  return storage_of(detail::ActorCellAccess::cell(ctx)->group());
+}
+}  // namespace dumping
+
+namespace telemetry {
+/// A function any thread may call, while the system runs, to scrape the system of `ctx`'s actor
+/// (the telemeter hands it to its HTTP server).
+template <class C, class K>
+[[nodiscard]] std::function<std::vector<MetricSample>()> scraper(const Context<C, K>& ctx) {
+  const detail::GroupRuntime* group = &detail::ActorCellAccess::cell(ctx)->group();
+  return [group] { return scrape(*group); };
+}
+/// Everything the system of `ctx`'s actor measures now.
+template <class C, class K>
+[[nodiscard]] std::vector<MetricSample> scrape(const Context<C, K>& ctx) {
+  return scrape(detail::ActorCellAccess::cell(ctx)->group());
+}
+}  // namespace telemetry
 
 /// `co_await ctx.request(r)` for the first answer, `co_await ctx.request(r).all()` for all.
 template <Request R>
@@ -187,6 +222,13 @@ class [[nodiscard]] RequestBuilder {
     auto state = std::make_shared<detail::RequestState<Response>>(All, detail::Waker{self_->shared_from_this()});
     Envelope envelope = Envelope::make(std::move(request_), self_->addr(), self_->trace_id(), MessageKind::Request);
     envelope.block()->request = state;
+    if (auto& dumps = self_->group().dumping(); dumps.active()) {
+      state->mark_dumped(detail::next_correlation_id(), &vtable_of<R>());
+      dumps.record(*self_, dumping::Direction::Out, envelope);
+    }
+    if (auto& telemetry = self_->group().telemetry(); telemetry.active()) {
+      telemetry.count_sent(*self_, envelope.vtable());
+    }
     auto op = to_ ? detail::SendOp{self_->group().system(), *to_, std::move(envelope), detail::SendMode::Bounded}
                   : detail::SendOp{self_->group(), std::move(envelope), detail::SendMode::Bounded};
     return {self_, std::move(op), std::move(state)};

@@ -9,6 +9,7 @@
 #include <elfin/blueprint.hpp>
 #include <elfin/config.hpp>
 #include <elfin/context.hpp>
+#include <elfin/dumping.hpp>
 #include <elfin/delay.hpp>
 #include <elfin/duration.hpp>
 #include <elfin/envelope.hpp>
@@ -27,6 +28,7 @@
 #include <elfin/stream.hpp>
 #include <elfin/system.hpp>
 #include <elfin/task.hpp>
+#include <elfin/telemetry.hpp>
 #include <elfin/termination_policy.hpp>
 #include <elfin/topology.hpp>
 #include <elfin/trace_id.hpp>

@@ -38,7 +38,8 @@ struct MessageVTable {
   std::string_view protocol;
   std::string_view name;
   bool is_request = false;
-  bool is_system = false;  ///< elfin's own control messages (protocol `elfin`), see Outcome::Default
+  bool is_system = false;       ///< elfin's own control messages (protocol `elfin`), see Outcome::Default
+  bool dumping_allowed = true;  ///< false for types declared with ELFIN_NO_DUMPING
 
   // Type-erased operations on a heap object of the message type (AnyMessage, network, dumper).
   void* (*clone)(const void* msg) = nullptr;

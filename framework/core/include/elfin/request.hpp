@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include <elfin/detail/response_dumping.hpp>
 #include <elfin/detail/spin_lock.hpp>
 #include <elfin/detail/waker.hpp>
 #include <elfin/envelope.hpp>
@@ -58,6 +59,15 @@ class RequestStateBase {
   /// Valid once `done()`; nothing writes it afterwards.
   [[nodiscard]] TraceId response_trace_id() const { return response_trace_; }
 
+  /// Set before sending when the requester's group dumps: links the request's dumps with its
+  /// responses' (`c` in dump files). 0 and null otherwise.
+  void mark_dumped(std::uint64_t correlation_id, const MessageVTable* request) {
+    correlation_id_ = correlation_id;
+    request_vtable_ = request;
+  }
+  [[nodiscard]] std::uint64_t correlation_id() const { return correlation_id_; }
+  [[nodiscard]] const MessageVTable* request_vtable() const { return request_vtable_; }
+
  protected:
   // Every path that changes the answer state funnels through here: it updates the count and, if
   // the request just completed, wakes the requester outside the lock.
@@ -93,6 +103,8 @@ class RequestStateBase {
   int outstanding_ = 1;  // the requester's own hold until `release_sender`
   std::atomic<bool> done_{false};
   TraceId response_trace_;
+  std::uint64_t correlation_id_ = 0;
+  const MessageVTable* request_vtable_ = nullptr;
   Waker waiter_;
   bool all_;
 };
@@ -164,7 +176,13 @@ class [[nodiscard]] ResponseToken {
 
   /// Answers the request. Prefer `ctx.respond(std::move(token), value)`.
   void respond(Response value) && {
-    if (auto state = std::move(state_)) state->respond(std::move(value), trace_id_);
+    if (auto state = std::move(state_)) {
+      if (detail::response_dumping_active()) {
+        detail::record_response_sent(vtable_of<R>(), detail::encode_for_dump(value), trace_id_,
+                                     state->correlation_id());
+      }
+      state->respond(std::move(value), trace_id_);
+    }
   }
 
  private:

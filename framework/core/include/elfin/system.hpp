@@ -34,6 +34,7 @@
 #include <elfin/addr.hpp>
 #include <elfin/config.hpp>
 #include <elfin/result.hpp>
+#include <elfin/telemetry.hpp>
 #include <elfin/topology.hpp>
 
 namespace elfin {
@@ -42,6 +43,9 @@ namespace detail {
 class GroupRuntime;
 class SystemCore;
 }  // namespace detail
+namespace dumping {
+class DumpStorage;
+}
 
 struct StartOptions {
   std::uint16_t node_no = 0;
@@ -111,6 +115,10 @@ class System {
   [[nodiscard]] detail::SystemCore& core() const { return *core_; }
   /// The running group named `name` (runtime internals; the test proxy uses it).
   [[nodiscard]] detail::GroupRuntime* core_group(std::string_view name) const;
+  /// Where dumps wait for the dumper; null when the topology has no `system.dumpers`.
+  [[nodiscard]] dumping::DumpStorage* dump_storage() const;
+  /// Every metric the system records now; empty when the topology has no `system.telemeters`.
+  [[nodiscard]] std::vector<telemetry::MetricSample> scrape_metrics() const;
 
  private:
   explicit System(std::unique_ptr<detail::SystemCore> core);

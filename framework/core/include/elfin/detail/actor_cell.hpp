@@ -31,6 +31,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <coroutine>
 #include <cstdint>
@@ -45,6 +46,8 @@
 #include <elfin/detail/key_text.hpp>
 #include <elfin/detail/mailbox.hpp>
 #include <elfin/detail/restart_backoff.hpp>
+#include <elfin/message.hpp>
+#include <elfin/singleton.hpp>
 #include <elfin/detail/source.hpp>
 #include <elfin/detail/spin_lock.hpp>
 #include <elfin/restart_policy.hpp>
@@ -74,7 +77,12 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   [[nodiscard]] GroupRuntime& group() const { return *group_; }
   /// The key as printed in logs and metrics; formatted on demand (spawning stays cheap).
   [[nodiscard]] virtual std::string key_text() const = 0;
+  /// The key text shared by this actor's dumps, made on first use; null for a singleton group.
+  /// Only from the thread running the actor.
+  [[nodiscard]] const std::shared_ptr<const std::string>& key_for_dumps();
   [[nodiscard]] ActorMeta meta() const;
+  /// False for actors of a singleton group (their key says nothing).
+  [[nodiscard]] virtual bool has_key() const = 0;
   [[nodiscard]] Mailbox& mailbox() { return mailbox_; }
   [[nodiscard]] bool is_external() const { return external_; }
 
@@ -135,6 +143,9 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   std::uint32_t budget_ = kRecvBudget;
   Task<> task_;
   std::string failure_;  ///< set when exec reports an error result
+  // Telemetry: the message being handled since when (handling time ends at the next recv).
+  const MessageVTable* handling_ = nullptr;
+  std::chrono::steady_clock::time_point handling_since_;
 
  private:
   GroupRuntime* group_;
@@ -152,6 +163,8 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   bool sources_first_ = false;  ///< the last item came from the mailbox: sources go first next
   SourceSet sources_;
   std::shared_ptr<const void> config_;
+  std::shared_ptr<const std::string> dump_key_;
+  bool dump_key_made_ = false;
 
   // External cells (test proxies) are woken through a condition variable, not the scheduler.
   std::mutex ext_mu_;
@@ -167,6 +180,7 @@ class KeyedCell final : public ActorCell {
   KeyedCell(GroupRuntime& group, K key, bool external) : ActorCell(group, external), key_(std::move(key)) {}
   [[nodiscard]] const K& key() const { return key_; }
   [[nodiscard]] std::string key_text() const override { return detail::key_text(key_); }
+  [[nodiscard]] bool has_key() const override { return !std::is_same_v<K, Singleton>; }
 
  private:
   K key_;

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include <elfin/detail/actor_cell.hpp>
+#include <elfin/detail/group_runtime.hpp>
+#include <elfin/detail/response_dumping.hpp>
 #include <elfin/detail/send_op.hpp>
 #include <elfin/request.hpp>
 
@@ -45,9 +47,13 @@ class [[nodiscard]] RequestAwaitable {
   auto await_resume() {
     if (TraceId t = state_->response_trace_id(); t.is_valid()) self_->set_trace_id(t);
     if constexpr (All) {
-      return state_->take_all();
+      auto answers = state_->take_all();
+      for (const auto& answer : answers) dump_received(answer);
+      return answers;
     } else {
-      return state_->take_any();
+      auto answer = state_->take_any();
+      dump_received(answer);
+      return answer;
     }
   }
 
@@ -60,6 +66,13 @@ class [[nodiscard]] RequestAwaitable {
     return state_->done();
   }
   static bool poll(void* self) { return static_cast<RequestAwaitable*>(self)->progress(); }
+  void dump_received(const Result<T, RequestError>& answer) {
+    if (!answer || state_->request_vtable() == nullptr) return;  // errors are no messages; undumped request
+    auto& dumps = self_->group().dumping();
+    if (!dumps.active()) return;
+    dumps.record_response(*self_, dumping::Direction::In, *state_->request_vtable(), encode_for_dump(answer.value()),
+                          self_->trace_id(), state_->correlation_id());
+  }
 
   ActorCell* self_;
   SendOp op_;

@@ -26,6 +26,8 @@
 #include <elfin/actor_status.hpp>
 #include <elfin/addr.hpp>
 #include <elfin/config.hpp>
+#include <elfin/detail/group_dumping.hpp>
+#include <elfin/detail/group_telemetry.hpp>
 #include <elfin/detail/targets.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/restart_policy.hpp>
@@ -114,6 +116,12 @@ class GroupRuntime {
   /// else 100.
   [[nodiscard]] std::size_t mailbox_capacity() const { return mailbox_capacity_.load(std::memory_order_relaxed); }
 
+  /// This group's dumping switch, rate limit and sequence numbers (`system.dumping`).
+  [[nodiscard]] GroupDumping& dumping() { return dumping_; }
+  /// This group's metrics switch and labels (`system.telemetry`).
+  [[nodiscard]] GroupTelemetry& telemetry() { return telemetry_; }
+  [[nodiscard]] const GroupTelemetry& telemetry() const { return telemetry_; }
+
   /// Inter-group routes out of this group, fixed before the system starts.
   struct Route {
     std::function<bool(const Envelope&)> filter;
@@ -136,6 +144,8 @@ class GroupRuntime {
   struct SystemConfig {
     std::optional<std::size_t> mailbox_capacity;
     std::optional<RestartPolicy> restart_policy;
+    DumpingConfig dumping;
+    TelemetryConfig telemetry;
   };
   [[nodiscard]] static Result<SystemConfig, std::string> decode_system_config(const AnyConfig& config);
   void apply_system_config(const SystemConfig& config);
@@ -154,6 +164,8 @@ class GroupRuntime {
   bool entrypoint_;
   GroupTraits traits_;
   std::atomic<std::size_t> mailbox_capacity_;
+  GroupDumping dumping_;
+  GroupTelemetry telemetry_;
   std::vector<Route> routes_;
   mutable std::mutex applied_mu_;
   AnyConfig applied_;  // guarded by applied_mu_

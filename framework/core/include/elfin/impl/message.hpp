@@ -13,6 +13,7 @@ const MessageVTable& vtable_of() noexcept {
       .name = M::elfin_name,
       .is_request = Request<M>,
       .is_system = detail::kIsSystemMessage<M>,
+      .dumping_allowed = !requires { typename M::elfin_no_dumping; },
       .clone = [](const void* m) -> void* { return new M(*static_cast<const M*>(m)); },
       .destroy = [](void* m) noexcept { delete static_cast<M*>(m); },
       .pack = [](const void* m, msgpack::packer<msgpack::sbuffer>& out) { out.pack(*static_cast<const M*>(m)); },

@@ -1,0 +1,59 @@
+// GroupDumping: one group's side of dumping — whether it records at all, its rate limit and its
+// sequence numbers — and the hooks the runtime calls where messages are received and sent.
+//
+// The hooks cost one relaxed load when dumping is off (no `system.dumpers`, or the group's
+// `system.dumping.disabled`), which is the case that must stay fast.
+//
+// Thread safety: `record*` from any thread (the recording actor's); `attach` before the system
+// starts; `configure` from any thread (a config update), racing harmlessly with recorders.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include <elfin/dumping.hpp>
+#include <elfin/envelope.hpp>
+
+namespace elfin::detail {
+
+class ActorCell;
+
+class GroupDumping {
+ public:
+  /// Dumping happens only once a storage is attached (the topology has `system.dumpers`).
+  void attach(dumping::DumpStorage* storage, const std::string* group_name);
+  void configure(const DumpingConfig& config);
+
+  [[nodiscard]] bool active() const { return active_.load(std::memory_order_relaxed); }
+
+  /// Records `envelope` as received or sent by `cell` (which runs on the calling thread).
+  void record(ActorCell& cell, dumping::Direction direction, const Envelope& envelope);
+  /// Records a response: it travels without an envelope, so its body comes encoded.
+  void record_response(ActorCell& cell, dumping::Direction direction, const MessageVTable& request, std::string encoded,
+                       TraceId trace_id, std::uint64_t correlation_id);
+
+  /// The step of `record` that takes the next sequence number and asks the rate limit whether the
+  /// dump may pass; separate so tests can drive it with their own clock.
+  [[nodiscard]] bool admit(std::uint64_t now_ns, std::uint64_t& sequence_no);
+
+ private:
+  /// `admit`, counting a dropped dump as limited.
+  bool admit_or_count(std::uint64_t now_ns, std::uint64_t& sequence_no);
+  /// Fills in the recorder's identity and stores an admitted dump.
+  void push(ActorCell& cell, dumping::Dump&& dump, std::uint64_t now_ns);
+
+  dumping::DumpStorage* storage_ = nullptr;
+  const std::string* group_name_ = nullptr;
+  std::atomic<bool> active_{false};
+  bool disabled_ = false;  // written by configure only; active_ publishes the result
+  // GCRA: a dump is admitted if the theoretical arrival time stays within one second of now.
+  std::atomic<std::int64_t> interval_ns_{0};  // 1e9 / max_rate; 0 = unlimited, -1 = none admitted
+  std::atomic<std::int64_t> tat_ns_{0};
+  std::atomic<std::uint64_t> next_sequence_no_{1};
+};
+
+/// A new id linking a request's dumps with its responses'.
+[[nodiscard]] std::uint64_t next_correlation_id();
+
+}  // namespace elfin::detail

@@ -1,0 +1,58 @@
+// GroupTelemetry: one group's side of telemetry — whether it is measured, with which labels, and
+// how many of its actors are in each status — and the hooks the runtime calls.
+//
+// The hooks cost one relaxed load when telemetry is off (no `system.telemeters`).
+//
+// Thread safety: hooks from the thread running the actor; `configure` from any thread; the status
+// counts are atomics read by the scraper.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+#include <elfin/actor_status.hpp>
+#include <elfin/detail/metrics_storage.hpp>
+#include <elfin/message.hpp>
+#include <elfin/telemetry.hpp>
+
+namespace elfin::detail {
+
+class ActorCell;
+class GroupRuntime;
+
+class GroupTelemetry {
+ public:
+  void attach(MetricsStorage* storage, const GroupRuntime* group);
+  void configure(const TelemetryConfig& config);
+  [[nodiscard]] bool active() const { return active_.load(std::memory_order_relaxed); }
+  [[nodiscard]] MetricsStorage* storage() const { return storage_; }
+
+  /// The series key of `name` for `cell` (with its actor key if the group asks for it).
+  [[nodiscard]] MetricKey key(ActorCell& cell, const std::string* name, const MessageVTable* message = nullptr,
+                              std::int8_t status = -1);
+  /// The owner to keep alongside a key made by `key` (the actor's key text), or null.
+  [[nodiscard]] const std::shared_ptr<const std::string>& key_owner(ActorCell& cell);
+
+  void count_sent(ActorCell& cell, const MessageVTable& message);
+  /// At every receive attempt: closes the previous message's handling time, opens the next one's
+  /// (`received` null: the mailbox was empty), and records how long `received` waited.
+  void on_receive(ActorCell& cell, const MessageVTable* received, std::chrono::steady_clock::time_point sent_at);
+  void record_busy(ActorCell& cell, std::chrono::steady_clock::duration busy);
+  /// Counts the change and keeps the per-status actor counts (`from` empty for a new actor,
+  /// `to` empty for one that left).
+  void on_status(ActorCell& cell, std::optional<ActorStatusKind> from, std::optional<ActorStatusKind> to);
+
+  /// How many of the group's actors are in each status now.
+  [[nodiscard]] std::array<std::int64_t, 6> actors_by_status() const;
+
+ private:
+  MetricsStorage* storage_ = nullptr;
+  const GroupRuntime* group_ = nullptr;
+  std::atomic<bool> active_{false};
+  std::atomic<bool> per_actor_key_{false};
+  std::array<std::atomic<std::int64_t>, 6> by_status_{};
+};
+
+}  // namespace elfin::detail

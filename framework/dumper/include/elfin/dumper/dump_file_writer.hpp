@@ -1,0 +1,67 @@
+// DumpFileWriter: the dump file, serialized and written by a thread of its own, so that actor
+// threads never wait for the disk or spend time formatting JSON.
+//
+// The dumper actor hands over drained batches; the writer turns them into lines, appends them to
+// the file (O_APPEND, so logrotate's copytruncate is safe) and counts what it wrote. `reopen`
+// (SIGHUP, ReopenDumpFile) takes effect before the next batch. A failed open or write is kept as
+// `last_error`, the batch is counted lost, and the next batch tries again.
+//
+// Thread safety: every member may be called from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <elfin/dumping.hpp>
+
+namespace elfin::dumper {
+
+class DumpFileWriter {
+ public:
+  struct Stats {
+    std::uint64_t written = 0;  ///< dumps written to the file
+    std::uint64_t lost = 0;     ///< dumps of batches that could not be written
+    std::uint64_t reopened = 0;
+    std::string last_error;  ///< empty once a write succeeds again
+  };
+
+  DumpFileWriter(std::string path, std::uint16_t node_no, std::size_t max_body_size);
+  DumpFileWriter(const DumpFileWriter&) = delete;
+  DumpFileWriter& operator=(const DumpFileWriter&) = delete;
+  /// Writes everything handed over, then stops.
+  ~DumpFileWriter();
+
+  void submit(std::vector<dumping::Dump> batch);
+  void reopen();
+  void set_max_body_size(std::size_t max_body_size);
+  /// Blocks until everything submitted before the call is written.
+  void flush();
+  [[nodiscard]] Stats stats() const;
+
+ private:
+  void run();
+  void write_batch(std::vector<dumping::Dump>& batch, std::size_t max_body_size);
+  bool ensure_open();
+
+  const std::string path_;
+  const std::uint16_t node_no_;
+  int fd_ = -1;  // only the writer thread touches it
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::vector<dumping::Dump>> queue_;  // guarded by mu_
+  std::size_t max_body_size_;                     // guarded by mu_
+  bool reopen_requested_ = false;                 // guarded by mu_
+  bool stopping_ = false;                         // guarded by mu_
+  std::uint64_t submitted_ = 0;                   // batches; guarded by mu_
+  std::uint64_t completed_ = 0;                   // batches; guarded by mu_
+  Stats stats_;                                   // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace elfin::dumper

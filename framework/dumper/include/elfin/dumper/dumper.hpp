@@ -1,0 +1,52 @@
+// The dumper (`system.dumpers`): writes every message actors receive and send to a dump file.
+//
+// Mount it and the runtime starts recording (see elfin/dumping.hpp for the per-group controls):
+//
+//   topology.local("system.dumpers").mount(elfin::dumper::blueprint());
+//
+//   [system.dumpers]
+//   path = "/var/log/app/app.dump"   # required; appended to, one JSON object per line
+//   write_interval = "500ms"         # how often recorded dumps are drained and written
+//   max_body_size = "64KiB"          # longer message bodies are cut and marked
+//
+// Every `write_interval` the dumper takes what threads recorded (a swap per shard) and hands it to
+// its writer thread, which formats and appends; actor threads never wait for the disk. SIGHUP or a
+// `ReopenDumpFile` message reopens the file after rotation (logrotate: move the file, then signal).
+// On termination (the dumper stops after user groups) the last dumps are written before it exits.
+//
+// Counters: `elfin_written_dumps_total` and `elfin_lost_written_dumps_total` (batches the file did
+// not take), besides the runtime's `elfin_{emitted,limited,lost}_dumps_total`.
+//
+// Thread safety: the blueprint is a value; the group runs one actor.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include <elfin/blueprint.hpp>
+#include <elfin/config.hpp>
+#include <elfin/duration.hpp>
+#include <elfin/message.hpp>
+
+namespace elfin::dumper {
+
+struct Config {
+  std::string path;
+  std::chrono::milliseconds write_interval{500};
+  ByteSize max_body_size{64 * 1024};
+  ELFIN_CONFIG(path, write_interval, max_body_size);
+};
+
+/// Reopens the dump file (after it was moved away by rotation).
+struct ReopenDumpFile {
+  ELFIN_MESSAGE(dumper, ReopenDumpFile);
+};
+
+/// Writes everything recorded so far and answers once it is in the file (tests, orderly handovers).
+struct FlushDumps {
+  ELFIN_REQUEST(dumper, FlushDumps, std::uint64_t);  // answers the number of dumps written so far
+};
+
+[[nodiscard]] Blueprint blueprint();
+
+}  // namespace elfin::dumper

@@ -1,0 +1,147 @@
+#include <elfin/dumper/dump_file_writer.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include <elfin/dumper/dump_format.hpp>
+
+namespace elfin::dumper {
+
+DumpFileWriter::DumpFileWriter(std::string path, std::uint16_t node_no, std::size_t max_body_size)
+    : path_(std::move(path)), node_no_(node_no), max_body_size_(max_body_size), thread_([this] { run(); }) {}
+
+DumpFileWriter::~DumpFileWriter() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void DumpFileWriter::submit(std::vector<dumping::Dump> batch) {
+  if (batch.empty()) return;
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back(std::move(batch));
+    ++submitted_;
+  }
+  cv_.notify_all();
+}
+
+void DumpFileWriter::reopen() {
+  {
+    std::lock_guard lock(mu_);
+    reopen_requested_ = true;
+    ++submitted_;  // an empty step, so flush() also waits for the reopen
+    queue_.emplace_back();
+  }
+  cv_.notify_all();
+}
+
+void DumpFileWriter::set_max_body_size(std::size_t max_body_size) {
+  std::lock_guard lock(mu_);
+  max_body_size_ = max_body_size;
+}
+
+void DumpFileWriter::flush() {
+  std::unique_lock lock(mu_);
+  const std::uint64_t target = submitted_;
+  cv_.wait(lock, [&] { return completed_ >= target; });
+}
+
+DumpFileWriter::Stats DumpFileWriter::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+bool DumpFileWriter::ensure_open() {
+  if (fd_ >= 0) return true;
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ >= 0) return true;
+  std::lock_guard lock(mu_);
+  stats_.last_error = fmt::format("{}: cannot open the dump file: {}", path_, std::strerror(errno));
+  return false;
+}
+
+void DumpFileWriter::write_batch(std::vector<dumping::Dump>& batch, std::size_t max_body_size) {
+  // Threads record into separate shards, so a batch is ordered by time here, where it is cheap.
+  std::sort(batch.begin(), batch.end(),
+            [](const dumping::Dump& a, const dumping::Dump& b) { return a.timestamp_ns < b.timestamp_ns; });
+  std::string text;
+  std::size_t lines = 0;
+  std::string error;
+  auto write_out = [&] {
+    std::string_view left = text;
+    while (!left.empty() && error.empty()) {
+      ssize_t n = ::write(fd_, left.data(), left.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        error = fmt::format("{}: cannot write the dump file: {}", path_, std::strerror(errno));
+        break;
+      }
+      left.remove_prefix(static_cast<std::size_t>(n));
+    }
+    text.clear();
+  };
+  std::uint64_t written = 0;
+  for (const auto& dump : batch) {
+    append_json_line(to_record(dump, node_no_, max_body_size), text);
+    ++lines;
+    if (text.size() >= 128 * 1024) {
+      write_out();
+      if (error.empty()) written = lines;
+    }
+  }
+  if (!text.empty()) write_out();
+  if (error.empty()) written = lines;
+  std::lock_guard lock(mu_);
+  stats_.written += written;
+  stats_.lost += batch.size() - written;
+  stats_.last_error = std::move(error);
+}
+
+void DumpFileWriter::run() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and everything is written
+    auto batch = std::move(queue_.front());
+    queue_.pop_front();
+    const bool reopen = std::exchange(reopen_requested_, false);
+    const std::size_t max_body_size = max_body_size_;
+    lock.unlock();
+
+    if (reopen && fd_ >= 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+    bool opened = ensure_open();
+    if (reopen && opened) {
+      std::lock_guard count(mu_);
+      ++stats_.reopened;
+    }
+    if (!batch.empty()) {
+      if (opened) {
+        write_batch(batch, max_body_size);
+      } else {
+        std::lock_guard count(mu_);
+        stats_.lost += batch.size();
+      }
+    }
+    batch.clear();  // releases the messages on this thread, not under the lock
+
+    lock.lock();
+    ++completed_;
+    cv_.notify_all();
+  }
+}
+
+}  // namespace elfin::dumper

@@ -1,0 +1,246 @@
+// Dumping in the core: what is recorded where messages are received and sent, with which
+// identities, and what the per-group and per-message controls leave out.
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include <elfin/dumping.hpp>
+
+#include "test_support.hpp"
+
+using namespace elfin;
+using namespace elfin::test;
+
+namespace {
+
+struct Login {
+  std::string user;
+  Hidden<std::string> password;
+  ELFIN_MESSAGE(dumping_test, Login, user, password);
+};
+struct Bulk {
+  std::string data;
+  ELFIN_MESSAGE(dumping_test, Bulk, data);
+  ELFIN_NO_DUMPING;
+};
+struct Burst {
+  std::uint32_t count = 0;
+  ELFIN_MESSAGE(dumping_test, Burst, count);
+};
+
+// The client runs a script at start: an Increment, an Echo request, a Login, a Bulk, then a burst
+// of Increments if its config asks for one, then tells the journal it is done.
+struct ClientConfig {
+  std::uint32_t burst = 0;
+  ELFIN_CONFIG(burst);
+};
+
+Task<> client(Context<ClientConfig> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    if (!envelope->is<ConfigUpdated>()) continue;
+    Increment increment{3};
+    std::ignore = co_await ctx.send(std::move(increment));
+    Echo echo{"hi"};
+    auto answer = co_await ctx.request(std::move(echo));
+    Login login{"ann", std::string{"s3cret"}};
+    std::ignore = co_await ctx.send(std::move(login));
+    Bulk bulk{"lots"};
+    std::ignore = co_await ctx.send(std::move(bulk));
+    for (std::uint32_t i = 0; i < ctx.config().burst; ++i) std::ignore = co_await ctx.send(Increment{1});
+    GetValue get;
+    auto value = co_await ctx.request(std::move(get));  // answered after everything before it
+    journal().add(fmt::format("client done: {} {}", answer ? *answer : "?", value ? *value : 0));
+  }
+}
+
+Task<> server(Context<> ctx) {
+  std::uint64_t value = 0;
+  while (auto envelope = co_await ctx.recv()) {
+    if (const auto* m = envelope->get<Increment>()) value += m->delta;
+    if (const auto* m = envelope->get<Echo>()) ctx.respond(envelope->take_token<Echo>(), m->text);
+    if (envelope->is<GetValue>()) ctx.respond(envelope->take_token<GetValue>(), value);
+  }
+}
+
+Task<> idle_dumper(Context<> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+  }
+}
+
+Topology dumping_topology(bool with_dumpers) {
+  Topology topology;
+  auto c = topology.local("client");
+  auto s = topology.local("server");
+  c.route_to(s, filters::all());
+  c.mount(ActorGroup().config<ClientConfig>().exec(client)).entrypoint();
+  s.mount(ActorGroup().exec(server));
+  if (with_dumpers) topology.local("system.dumpers").mount(ActorGroup().exec(idle_dumper));
+  return topology;
+}
+
+struct Recorded {
+  std::string group;
+  dumping::Direction direction;
+  std::string name;
+  MessageKind kind;
+  std::uint64_t correlation_id;
+  TraceId trace_id;
+  std::uint64_t sequence_no;
+  std::string body;  // msgpack, as the dumper would encode it
+};
+
+std::vector<Recorded> run_and_drain(const std::string& config, std::string expected_done) {
+  journal().clear();
+  StartOptions options;
+  options.workers = 2;
+  options.config_toml = config;
+  auto system = System::start(dumping_topology(true), std::move(options));
+  REQUIRE(system.ok());
+  CHECK(journal().wait_for_line(expected_done));
+  auto dumps = system->dump_storage()->drain();
+  system->terminate("test over");
+  system->join();
+  std::vector<Recorded> out;
+  for (const auto& d : dumps) {
+    if (*d.group == "system.dumpers") continue;
+    out.push_back(Recorded{*d.group, d.direction, std::string{d.vtable->name}, d.kind, d.correlation_id, d.trace_id,
+                           d.sequence_no, dumping::encode_body(d)});
+  }
+  std::sort(out.begin(), out.end(), [](const Recorded& a, const Recorded& b) {
+    return std::tie(a.group, a.sequence_no) < std::tie(b.group, b.sequence_no);
+  });
+  return out;
+}
+
+std::vector<std::string> describe(const std::vector<Recorded>& dumps, const std::string& group) {
+  std::vector<std::string> out;
+  for (const auto& d : dumps) {
+    if (d.group != group) continue;
+    std::string_view kind = d.kind == MessageKind::Request    ? " request"
+                            : d.kind == MessageKind::Response ? " response"
+                                                              : "";
+    out.push_back(fmt::format("{} {}{}", d.direction == dumping::Direction::In ? "in" : "out", d.name, kind));
+  }
+  return out;
+}
+
+const Recorded& find(const std::vector<Recorded>& dumps, const std::string& group, dumping::Direction direction,
+                     const std::string& name, MessageKind kind = MessageKind::Regular) {
+  for (const auto& d : dumps) {
+    if (d.group == group && d.direction == direction && d.name == name && d.kind == kind) return d;
+  }
+  FAIL("no dump of " << name << " in " << group);
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("without system.dumpers nothing is recorded", "[core][dumping]") {
+  journal().clear();
+  auto system = System::start(dumping_topology(false), quick_options());
+  REQUIRE(system.ok());
+  CHECK(journal().wait_for_line("client done: hi 3"));
+  CHECK(system->dump_storage() == nullptr);
+  system->terminate("test over");
+  system->join();
+}
+
+TEST_CASE("every message received and sent is dumped, requests and responses linked", "[core][dumping]") {
+  auto dumps = run_and_drain("", "client done: hi 3");
+  CHECK(describe(dumps, "client") == std::vector<std::string>{"in UpdateConfig", "out Increment", "out Echo request",
+                                                              "in Echo response", "out Login", "out GetValue request",
+                                                              "in GetValue response"});
+  CHECK(describe(dumps, "server") == std::vector<std::string>{"in UpdateConfig", "in Increment", "in Echo request",
+                                                              "out Echo response", "in Login", "in GetValue request",
+                                                              "out GetValue response"});
+
+  using dumping::Direction;
+  // A message keeps its trace id from sender to receiver; a request and its response share a
+  // correlation id that no other request has.
+  CHECK(find(dumps, "client", Direction::Out, "Increment").trace_id ==
+        find(dumps, "server", Direction::In, "Increment").trace_id);
+  auto echo_id = find(dumps, "client", Direction::Out, "Echo", MessageKind::Request).correlation_id;
+  CHECK(echo_id != 0);
+  CHECK(find(dumps, "server", Direction::In, "Echo", MessageKind::Request).correlation_id == echo_id);
+  CHECK(find(dumps, "server", Direction::Out, "Echo", MessageKind::Response).correlation_id == echo_id);
+  CHECK(find(dumps, "client", Direction::In, "Echo", MessageKind::Response).correlation_id == echo_id);
+  CHECK(find(dumps, "client", Direction::Out, "GetValue", MessageKind::Request).correlation_id != echo_id);
+
+  // Bodies: a response is its value; sequence numbers count each group's dumps from 1.
+  auto response = msgpack::unpack(find(dumps, "client", Direction::In, "Echo", MessageKind::Response).body.data(),
+                                  find(dumps, "client", Direction::In, "Echo", MessageKind::Response).body.size());
+  CHECK(response.get().as<std::string>() == "hi");
+  std::vector<std::uint64_t> sequence;
+  for (const auto& d : dumps) {
+    if (d.group == "server") sequence.push_back(d.sequence_no);
+  }
+  CHECK(sequence == std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6, 7});
+}
+
+TEST_CASE("a Hidden field is hidden in dumps only; ELFIN_NO_DUMPING types are never dumped", "[core][dumping]") {
+  auto dumps = run_and_drain("", "client done: hi 3");
+  const auto& login = find(dumps, "client", dumping::Direction::Out, "Login");
+  auto body = msgpack::unpack(login.body.data(), login.body.size());
+  auto fields = body.get().as<std::map<std::string, std::string>>();
+  CHECK(fields == std::map<std::string, std::string>{{"password", "<hidden>"}, {"user", "ann"}});
+
+  // Everywhere else (network, AnyMessage) the value travels.
+  Login original{"ann", std::string{"s3cret"}};
+  auto decoded = AnyMessage::decode("dumping_test", "Login", AnyMessage(original).encode());
+  REQUIRE(decoded.ok());
+  CHECK(decoded->get<Login>()->password.value == "s3cret");
+
+  for (const auto& d : dumps) CHECK(d.name != "Bulk");
+}
+
+TEST_CASE("system.dumping.disabled turns one group's dumps off", "[core][dumping]") {
+  auto dumps = run_and_drain("[client.system.dumping]\ndisabled = true\n", "client done: hi 3");
+  CHECK(describe(dumps, "client").empty());
+  CHECK(describe(dumps, "server").size() == 7);
+}
+
+TEST_CASE("system.dumping.max_rate drops dumps over the rate and counts them", "[core][dumping]") {
+  // 1000 Increments within well under a second against 100 dumps/s (one second of burst): the
+  // server keeps its first 100 dumps and drops the rest, counting them as limited.
+  auto dumps =
+      run_and_drain("[client]\nburst = 1000\n[server.system.dumping]\nmax_rate = 100\n", "client done: hi 1003");
+  std::vector<std::uint64_t> sequence;
+  for (const auto& d : dumps) {
+    if (d.group == "server") sequence.push_back(d.sequence_no);
+  }
+  REQUIRE(sequence.size() >= 100);
+  CHECK(sequence.size() < 1000);
+  for (std::size_t i = 0; i < 100; ++i) CHECK(sequence[i] == i + 1);
+  CHECK(describe(dumps, "client").size() == 1007);  // the client's own dumps are not limited
+}
+
+TEST_CASE("the rate limit takes a sequence number even for a dropped dump, so gaps show", "[core][dumping]") {
+  detail::GroupDumping group;
+  group.configure(DumpingConfig{false, 2});  // 2 per second: one every 500 ms, one second of burst
+  const std::uint64_t t0 = 1'000'000'000'000;
+  std::vector<std::uint64_t> admitted;
+  auto offer = [&](std::uint64_t at_ms) {
+    std::uint64_t seq = 0;
+    if (group.admit(t0 + at_ms * 1'000'000, seq)) admitted.push_back(seq);
+  };
+  for (int i = 0; i < 5; ++i) offer(0);  // a burst: two pass (a second's worth), three are dropped
+  offer(400);                            // too soon
+  offer(500);                            // the next slot
+  offer(3000);                           // long after: the burst budget is back
+  offer(3000);
+  offer(3000);
+  CHECK(admitted == std::vector<std::uint64_t>{1, 2, 7, 8, 9});
+}
+
+TEST_CASE("a full dump storage loses new dumps and counts them", "[core][dumping]") {
+  dumping::DumpStorage storage(1, dumping::DumpStorage::kShards * 2);  // two per shard
+  int pushed = 0;
+  for (int i = 0; i < 5; ++i) pushed += storage.push(dumping::Dump{}) ? 1 : 0;  // one thread: one shard
+  CHECK(pushed == 2);
+  auto counters = storage.counters();
+  CHECK(counters.emitted == 2);
+  CHECK(counters.lost == 3);
+  CHECK(storage.drain().size() == 2);
+  CHECK(storage.drain().empty());
+  CHECK(storage.push(dumping::Dump{}));  // room again once drained
+}

@@ -1,0 +1,206 @@
+// Telemetry in the core: the built-in series, actors' own metrics, labels, and summing the
+// per-thread shards at scrape time.
+#include <catch2/catch.hpp>
+
+#include <elfin/telemetry.hpp>
+
+#include "test_support.hpp"
+
+using namespace elfin;
+using namespace elfin::test;
+
+namespace {
+
+struct Work {
+  std::uint64_t key = 0;
+  ELFIN_MESSAGE(telemetry_test, Work, key);
+};
+
+struct DriverConfig {
+  std::uint32_t increments = 1;
+  ELFIN_CONFIG(increments);
+};
+
+// Sends Increments to the server and Work to the workers, then waits for the server's count.
+Task<> driver(Context<DriverConfig> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    if (!envelope->is<ConfigUpdated>()) continue;
+    for (std::uint32_t i = 0; i < ctx.config().increments; ++i) std::ignore = co_await ctx.send(Increment{1});
+    for (std::uint64_t key : {1, 2, 2}) std::ignore = co_await ctx.send(Work{key});
+    metrics::increment_counter("driver_rounds_total", 2);
+    metrics::set_gauge("driver_queue_depth", 7.5);
+    metrics::record_histogram("driver_step_seconds", 0.003);
+    GetValue get;
+    auto value = co_await ctx.request(std::move(get));
+    journal().add(fmt::format("driver done: {}", value ? *value : 0));
+  }
+}
+
+Task<> server(Context<> ctx) {
+  std::uint64_t value = 0;
+  while (auto envelope = co_await ctx.recv()) {
+    if (const auto* m = envelope->get<Increment>()) value += m->delta;
+    if (envelope->is<GetValue>()) ctx.respond(envelope->take_token<GetValue>(), value);
+  }
+}
+
+Task<> worker(Context<NoConfig, std::uint64_t> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    if (envelope->is<Work>()) metrics::increment_counter("work_done_total");
+  }
+}
+
+Task<> idle(Context<> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+  }
+}
+
+Outcome<std::uint64_t> route_work(const Envelope& envelope) {
+  if (const auto* work = envelope.get<Work>()) return Outcome<std::uint64_t>::Unicast(work->key);
+  return Outcome<std::uint64_t>::Default();
+}
+
+Topology measured(bool with_telemeters) {
+  Topology topology;
+  auto d = topology.local("driver");
+  auto s = topology.local("server");
+  auto w = topology.local("workers");
+  d.route_to(s, filters::messages<Increment, GetValue>());
+  d.route_to(w, filters::messages<Work>());
+  d.mount(ActorGroup().config<DriverConfig>().exec(driver)).entrypoint();
+  s.mount(ActorGroup().exec(server));
+  w.mount(ActorGroup().router(MapRouter<std::uint64_t>(route_work)).exec(worker));
+  if (with_telemeters) topology.local("system.telemeters").mount(ActorGroup().exec(idle));
+  return topology;
+}
+
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+const telemetry::MetricSample* find(const std::vector<telemetry::MetricSample>& samples, const std::string& name,
+                                    const Labels& labels) {
+  for (const auto& s : samples) {
+    if (s.name != name) continue;
+    bool all = std::all_of(labels.begin(), labels.end(), [&](const auto& label) {
+      return std::find(s.labels.begin(), s.labels.end(), label) != s.labels.end();
+    });
+    if (all) return &s;
+  }
+  return nullptr;
+}
+
+std::vector<telemetry::MetricSample> run_and_scrape(const std::string& config, const std::string& done) {
+  journal().clear();
+  StartOptions options = quick_options();
+  options.config_toml = config;
+  auto system = System::start(measured(true), std::move(options));
+  REQUIRE(system.ok());
+  CHECK(journal().wait_for_line(done));
+  auto samples = system->scrape_metrics();
+  system->terminate("test over");
+  system->join();
+  return samples;
+}
+
+}  // namespace
+
+TEST_CASE("without system.telemeters nothing is measured", "[core][telemetry]") {
+  journal().clear();
+  auto system = System::start(measured(false), quick_options());
+  REQUIRE(system.ok());
+  CHECK(journal().wait_for_line("driver done: 1"));
+  CHECK(system->scrape_metrics().empty());
+  system->terminate("test over");
+  system->join();
+}
+
+TEST_CASE("sent messages are counted per group and message, summed over threads", "[core][telemetry]") {
+  // 2000 sends from an actor that hops between two workers land in several shards.
+  auto samples = run_and_scrape("[driver]\nincrements = 2000\n", "driver done: 2000");
+  const auto* sent = find(samples, "elfin_sent_messages_total",
+                          {{"actor_group", "driver"}, {"message", "Increment"}, {"protocol", "test"}});
+  REQUIRE(sent != nullptr);
+  CHECK(sent->kind == telemetry::MetricKind::Counter);
+  CHECK(sent->value == 2000);
+  const auto* work = find(samples, "elfin_sent_messages_total", {{"actor_group", "driver"}, {"message", "Work"}});
+  REQUIRE(work != nullptr);
+  CHECK(work->value == 3);
+  const auto* requests =
+      find(samples, "elfin_sent_messages_total", {{"actor_group", "driver"}, {"message", "GetValue"}});
+  REQUIRE(requests != nullptr);
+  CHECK(requests->value == 1);
+}
+
+TEST_CASE("handling, waiting and busy times are histograms per group", "[core][telemetry]") {
+  auto samples = run_and_scrape("[driver]\nincrements = 50\n", "driver done: 50");
+  const auto* handling =
+      find(samples, "elfin_message_handling_time_seconds", {{"actor_group", "server"}, {"message", "Increment"}});
+  REQUIRE(handling != nullptr);
+  CHECK(handling->kind == telemetry::MetricKind::Histogram);
+  // Each Increment's handling ends at the next recv; the last one may still be open.
+  CHECK(handling->histogram.count >= 49);
+  const auto* waiting = find(samples, "elfin_message_waiting_time_seconds", {{"actor_group", "server"}});
+  REQUIRE(waiting != nullptr);
+  CHECK(waiting->histogram.count >= 51);  // UpdateConfig, 50 Increments, GetValue
+  std::uint64_t in_buckets = 0;
+  for (auto c : waiting->histogram.counts) in_buckets += c;
+  CHECK(in_buckets == waiting->histogram.count);
+  const auto* busy = find(samples, "elfin_busy_time_seconds", {{"actor_group", "server"}});
+  REQUIRE(busy != nullptr);
+  CHECK(busy->histogram.count >= 1);
+  CHECK(busy->histogram.sum > 0);
+}
+
+TEST_CASE("actor statuses are counted as changes and as active actors", "[core][telemetry]") {
+  auto samples = run_and_scrape("", "driver done: 1");
+  const auto* normal = find(samples, "elfin_active_actors", {{"actor_group", "workers"}, {"status", "Normal"}});
+  REQUIRE(normal != nullptr);
+  CHECK(normal->value == 2);  // keys 1 and 2
+  const auto* changes =
+      find(samples, "elfin_actor_status_changes_total", {{"actor_group", "workers"}, {"status", "Normal"}});
+  REQUIRE(changes != nullptr);
+  CHECK(changes->value == 2);
+}
+
+TEST_CASE("actors record their own counters, gauges and histograms under their group", "[core][telemetry]") {
+  auto samples = run_and_scrape("", "driver done: 1");
+  const auto* rounds = find(samples, "driver_rounds_total", {{"actor_group", "driver"}});
+  REQUIRE(rounds != nullptr);
+  CHECK(rounds->value == 2);
+  const auto* depth = find(samples, "driver_queue_depth", {{"actor_group", "driver"}});
+  REQUIRE(depth != nullptr);
+  CHECK(depth->kind == telemetry::MetricKind::Gauge);
+  CHECK(depth->value == 7.5);
+  const auto* step = find(samples, "driver_step_seconds", {{"actor_group", "driver"}});
+  REQUIRE(step != nullptr);
+  CHECK(step->histogram.count == 1);
+  CHECK(step->histogram.sum == Approx(0.003));
+  const auto* work = find(samples, "work_done_total", {{"actor_group", "workers"}});
+  REQUIRE(work != nullptr);
+  CHECK(work->value == 3);
+  CHECK(work->labels == Labels{{"actor_group", "workers"}});  // no actor_key unless asked for
+}
+
+TEST_CASE("system.telemetry.per_actor_key adds the actor_key label", "[core][telemetry]") {
+  auto samples = run_and_scrape("[workers.system.telemetry]\nper_actor_key = true\n", "driver done: 1");
+  const auto* one = find(samples, "work_done_total", {{"actor_group", "workers"}, {"actor_key", "1"}});
+  const auto* two = find(samples, "work_done_total", {{"actor_group", "workers"}, {"actor_key", "2"}});
+  REQUIRE(one != nullptr);
+  REQUIRE(two != nullptr);
+  CHECK(one->value == 1);
+  CHECK(two->value == 2);
+  const auto* driver = find(samples, "driver_rounds_total", {{"actor_group", "driver"}});
+  REQUIRE(driver != nullptr);
+  CHECK(driver->labels == Labels{{"actor_group", "driver"}});  // other groups unchanged
+}
+
+TEST_CASE("histogram buckets hold values up to their bound", "[core][telemetry]") {
+  telemetry::Histogram h;
+  h.record(1e-6);   // exactly the first bound
+  h.record(2e-6);   // second bucket
+  h.record(100.0);  // beyond the last bound: +Inf
+  CHECK(h.counts[0] == 1);
+  CHECK(h.counts[1] == 1);
+  CHECK(h.counts.back() == 1);
+  CHECK(h.count == 3);
+  CHECK(h.sum == Approx(100.000003));
+}

@@ -1,0 +1,72 @@
+// Helpers for the dumper's tests: a temporary directory removed afterwards, sample records, and
+// waiting on a condition with a deadline.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+
+#include <elfin/dumper/dump_record.hpp>
+
+namespace elfin::dumper::test {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device seed;
+    path_ = std::filesystem::temp_directory_path() / ("elfin-dumper-test-" + std::to_string(seed()));
+    std::filesystem::create_directories(path_);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline DumpRecord sample(std::uint64_t ts, std::string group, std::uint64_t seq, std::uint64_t trace,
+                         std::string name = "Increment", Direction direction = Direction::In) {
+  DumpRecord r;
+  r.ts = ts;
+  r.group = std::move(group);
+  r.node_no = 1;
+  r.sequence_no = seq;
+  r.trace_id = trace;
+  r.thread = 3;
+  r.direction = direction;
+  r.message_name = std::move(name);
+  r.protocol = "counter";
+  r.body_json = R"({"by":3})";
+  return r;
+}
+
+inline std::string line_of(const DumpRecord& record) {
+  std::string out;
+  append_json_line(record, out);
+  return out;
+}
+
+inline void append_to(const std::string& file, const std::string& text) {
+  std::ofstream out(file, std::ios::app | std::ios::binary);
+  out << text;
+}
+
+template <class Done>
+bool eventually(Done done, std::chrono::milliseconds timeout = std::chrono::milliseconds{5000}) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+}  // namespace elfin::dumper::test

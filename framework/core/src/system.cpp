@@ -21,6 +21,11 @@ namespace elfin {
 
 namespace {
 
+/// Groups that watch the others: the system starts them first, before any entrypoint.
+bool is_observer(std::string_view group) {
+  return group == "system.dumpers" || group == "system.telemeters" || group == "system.loggers";
+}
+
 // `[system.runtime]`: settings of the node itself. StartOptions set from C++ win over these.
 struct RuntimeConfig {
   unsigned workers = 0;
@@ -121,8 +126,10 @@ Result<Prepared, std::string> prepare(const Topology& topology, StartOptions opt
   auto core = std::make_unique<detail::SystemCore>(std::move(options));
   for (std::size_t i = 0; i < decls.size(); ++i) {
     const auto group_no = static_cast<std::uint8_t>(i + 1);
-    core->add_group(decls[i].blueprint->instantiate(detail::GroupInit{
-        core.get(), decls[i].name, group_no, Addr::group(core->node_no(), group_no), decls[i].entrypoint}));
+    // Observers are started by the system itself, like entrypoints (so a configurer skips them).
+    core->add_group(decls[i].blueprint->instantiate(
+        detail::GroupInit{core.get(), decls[i].name, group_no, Addr::group(core->node_no(), group_no),
+                          decls[i].entrypoint || is_observer(decls[i].name)}));
   }
   for (std::size_t i = 0; i < decls.size(); ++i) {
     for (const auto& route : decls[i].routes) {
@@ -175,12 +182,19 @@ Result<System, std::string> System::start(Topology topology, StartOptions option
   // The start-up UpdateConfig is what starts actors (the default router unicasts it to the
   // singleton); entrypoints get theirs first. A configurer (an entrypoint) distributes the rest
   // itself, after asking every group to validate its config.
+  // The observers (dumpers, telemeters, loggers) go before everyone: they record what the others do,
+  // from the first message on.
+  auto start_group = [&](std::size_t i) {
+    core->send_to_group(*core->groups()[i],
+                        Envelope::make(UpdateConfig{prepared->sections[i]}, Addr{}, TraceId::generate()));
+  };
+  for (std::size_t i = 0; i < decls.size(); ++i) {
+    if (is_observer(decls[i].name)) start_group(i);
+  }
   for (bool entrypoints : {true, false}) {
     if (!entrypoints && has_configurer) break;
     for (std::size_t i = 0; i < decls.size(); ++i) {
-      if (decls[i].entrypoint != entrypoints) continue;
-      core->send_to_group(*core->groups()[i],
-                          Envelope::make(UpdateConfig{prepared->sections[i]}, Addr{}, TraceId::generate()));
+      if (decls[i].entrypoint == entrypoints && !is_observer(decls[i].name)) start_group(i);
     }
   }
   return System{std::move(core)};

@@ -54,7 +54,11 @@ DumpTable::DumpTable() : group_width_(20), trace_width_(19), kind_width_(8), mes
 
 DumpTable DumpTable::fit(const std::vector<DumpRecord>& records) {
   DumpTable table;
-  table.group_width_ = table.kind_width_ = table.message_width_ = table.trace_width_ = 5;
+  // At least as wide as the headers.
+  table.group_width_ = std::string_view{"GROUP/KEY"}.size();
+  table.trace_width_ = std::string_view{"TRACE"}.size();
+  table.kind_width_ = std::string_view{"KIND"}.size();
+  table.message_width_ = std::string_view{"MESSAGE"}.size();
   for (const auto& r : records) {
     table.group_width_ = std::max(table.group_width_, group_cell(r).size());
     table.trace_width_ = std::max(table.trace_width_, fmt::formatted_size("{}", r.trace_id));

@@ -1,5 +1,7 @@
 #include <elfin/cli.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -10,8 +12,13 @@
 
 #include <fmt/format.h>
 
+#include <csignal>
+
 #include <elfin/configurer.hpp>
+#include <elfin/dumper/dump_command.hpp>
+#include <elfin/dumper/dumper.hpp>
 #include <elfin/system.hpp>
+#include <elfin/telemeter/telemeter.hpp>
 
 #ifndef ELFIN_VERSION
 #define ELFIN_VERSION "unknown"
@@ -36,6 +43,9 @@ commands:
         Exit code 0 if valid, 1 if not.
   blueprints
         List the blueprints this binary can mount.
+  dump [options] FILE...
+        Read dump files: merge, sort by time, filter by trace, group, message, time and
+        direction; a table, or --json for NDJSON. `elfin dump --help` lists the options.
 
 options:
   -h, --help     this help
@@ -106,6 +116,26 @@ int check(const Args& args, const BlueprintRegistry& registry) {
   return 0;
 }
 
+// `elfin dump --follow` runs until SIGINT/SIGTERM; the handler only sets this (lock-free, so
+// async-signal-safe) flag, and the follower sees it within one poll.
+std::atomic<bool> g_stop_dump{false};
+extern "C" void stop_dump(int) { g_stop_dump.store(true, std::memory_order_relaxed); }
+
+int dump(const std::vector<std::string_view>& args) {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  auto command = dumper::parse_dump_command(
+      args, static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
+  if (!command) {
+    fmt::print(stderr, "elfin dump: {}\n", command.error());
+    return 2;
+  }
+  if (command->follow) {
+    std::signal(SIGINT, stop_dump);
+    std::signal(SIGTERM, stop_dump);
+  }
+  return dumper::run_dump_command(*command, stdout, stderr, g_stop_dump);
+}
+
 int run(const Args& args, const BlueprintRegistry& registry) {
   auto node = load_node(args.topology, args.config, registry);
   if (!node) {
@@ -120,6 +150,10 @@ int run(const Args& args, const BlueprintRegistry& registry) {
 void register_framework(BlueprintRegistry& registry) {
   std::ignore = registry.add(std::string(kConfigurerBlueprint), configurer::blueprint(),
                              "system.configurers: loads the config file, validates and reloads it");
+  std::ignore = registry.add("elfin.dumper", dumper::blueprint(),
+                             "system.dumpers: writes every message actors receive and send to a dump file");
+  std::ignore = registry.add("elfin.telemeter", telemeter::blueprint(),
+                             "system.telemeters: serves the metrics on a Prometheus /metrics endpoint");
 }
 
 Result<TopologyFile, std::string> load_node(const std::string& topology_path, const std::string& config_override,
@@ -163,6 +197,7 @@ int dispatch(int argc, char** argv, const BlueprintRegistry& registry) {
     for (const auto& entry : registry.entries()) fmt::print("{:<24} {}\n", entry.name, entry.description);
     return 0;
   }
+  if (command == "dump") return dump({args.begin() + 1, args.end()});
   if (command != "run" && command != "check") return usage_error(fmt::format("unknown command `{}`", command));
   for (auto arg : args) {
     if (arg == "-h" || arg == "--help") {

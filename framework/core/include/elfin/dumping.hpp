@@ -115,7 +115,8 @@ class DumpStorage {
   bool push(Dump&& dump);
   /// Takes everything recorded so far (not ordered across shards: sort by timestamp if needed).
   [[nodiscard]] std::vector<Dump> drain();
-  void count_limited() { limited_.fetch_add(1, std::memory_order_relaxed); }
+  /// Counts a dump a group's rate limit dropped (in the calling thread's shard: no shared line).
+  void count_limited();
   [[nodiscard]] DumpingCounters counters() const;
 
  private:
@@ -124,12 +125,12 @@ class DumpStorage {
     std::vector<Dump> dumps;     // guarded by mu
     std::atomic<std::uint64_t> emitted{0};
     std::atomic<std::uint64_t> lost{0};
+    std::atomic<std::uint64_t> limited{0};
   };
 
   std::uint16_t node_no_;
   std::size_t shard_capacity_;
   std::array<Shard, kShards> shards_;
-  std::atomic<std::uint64_t> limited_{0};
 };
 
 /// A small number naming the calling thread in dumps (`th`); stable for the thread's life.

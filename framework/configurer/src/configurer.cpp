@@ -1,4 +1,5 @@
 #include <elfin/configurer.hpp>
+#include <elfin/logging.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -20,15 +21,6 @@
 namespace elfin::configurer {
 
 namespace {
-
-// Until the logger battery lands, the configurer writes its lines in the runtime log's format.
-void log_line(std::string_view level, const std::string& text) {
-  auto now = std::chrono::system_clock::now();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
-  std::string line = fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03}Z {} system.configurers/_ - {}\n",
-                                 fmt::gmtime(std::chrono::system_clock::to_time_t(now)), ms.count(), level, text);
-  std::fputs(line.c_str(), stderr);
-}
 
 std::string join(const std::vector<std::string>& lines) {
   std::string out;
@@ -109,7 +101,7 @@ Task<ReloadReport> reload(Context<> ctx, bool force) {
   for (auto& update : updates) {
     if (auto applied = view.apply_config(update.group, update.section); !applied) {
       // check_config passed, so this does not happen; if it did, the other groups still update.
-      log_line("ERROR", fmt::format("[{}]: {}", update.group, applied.error()));
+      log::error("[{}]: {}", update.group, applied.error());
       continue;
     }
     UpdateConfig message{std::move(update.section)};
@@ -132,7 +124,7 @@ Task<> start_up(Context<> ctx) {
   auto objections = co_await validate(ctx, updates);
   if (!objections.empty()) {
     const std::string reason = "the config was rejected at start-up:\n" + join(objections);
-    log_line("ERROR", reason);
+    log::error("{}", reason);
     view.fail(reason);
     co_return;
   }
@@ -144,13 +136,12 @@ Task<> start_up(Context<> ctx) {
 }
 
 void log_report(const ReloadReport& report, bool force) {
-  for (const auto& warning : report.warnings) log_line("WARN", warning);
+  for (const auto& warning : report.warnings) log::warn("{}", warning);
   if (report.accepted) {
-    log_line("INFO", fmt::format("config reloaded{}; updated: {}", force ? " (forced)" : "",
-                                 report.updated.empty() ? "nothing changed"
-                                                        : fmt::format("{}", fmt::join(report.updated, ", "))));
+    log::info("config reloaded{}; updated: {}", force ? " (forced)" : "",
+              report.updated.empty() ? "nothing changed" : fmt::format("{}", fmt::join(report.updated, ", ")));
   } else {
-    log_line("ERROR", "config reload rejected, the running configs stay:\n" + report.reason);
+    log::error("config reload rejected, the running configs stay:\n{}", report.reason);
   }
 }
 

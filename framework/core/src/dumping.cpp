@@ -98,7 +98,6 @@ std::uint64_t unix_coarse_now_ns() {
   return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000 + static_cast<std::uint64_t>(now.tv_nsec);
 }
 
-constexpr std::int64_t kBurstNs = 1'000'000'000;  // a group may spend one second's budget at once
 
 }  // namespace
 
@@ -127,30 +126,14 @@ void GroupDumping::attach(dumping::DumpStorage* storage, const std::string* grou
 }
 
 void GroupDumping::configure(const DumpingConfig& config) {
-  std::int64_t interval = 0;
-  if (config.max_rate == 0) {
-    interval = -1;
-  } else if (config.max_rate < 1'000'000'000) {
-    interval = static_cast<std::int64_t>(1'000'000'000 / config.max_rate);
-  }
-  interval_ns_.store(interval, std::memory_order_relaxed);
+  limiter_.set_rate(config.max_rate);
   disabled_ = config.disabled;
   active_.store(storage_ != nullptr && !config.disabled, std::memory_order_relaxed);
 }
 
 bool GroupDumping::admit(std::uint64_t now_ns, std::uint64_t& sequence_no) {
   sequence_no = next_sequence_no_.fetch_add(1, std::memory_order_relaxed);
-  const std::int64_t interval = interval_ns_.load(std::memory_order_relaxed);
-  if (interval == 0) return true;
-  if (interval < 0) return false;
-  const auto now = static_cast<std::int64_t>(now_ns);
-  std::int64_t tat = tat_ns_.load(std::memory_order_relaxed);
-  for (;;) {
-    const std::int64_t next = std::max(tat, now) + interval;
-    if (next - now > kBurstNs) return false;
-    // Relaxed is enough: the limiter only needs each admitted dump to advance tat exactly once.
-    if (tat_ns_.compare_exchange_weak(tat, next, std::memory_order_relaxed)) return true;
-  }
+  return limiter_.acquire(now_ns);
 }
 
 bool GroupDumping::admit_or_count(std::uint64_t now_ns, std::uint64_t& sequence_no) {

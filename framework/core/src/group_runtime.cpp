@@ -43,6 +43,12 @@ Result<GroupRuntime::SystemConfig, std::string> GroupRuntime::decode_system_conf
   auto telemetry = config.section("system.telemetry").decode<TelemetryConfig>();
   if (!telemetry) return Err{"system.telemetry: " + std::move(telemetry).error()};
   out.telemetry = *telemetry;
+  auto logging = config.section("system.logging").decode<LoggingConfig>();
+  if (!logging) return Err{"system.logging: " + std::move(logging).error()};
+  auto level = parse_log_level(logging->max_level);
+  if (!level) return Err{"system.logging.max_level: " + std::move(level).error()};
+  out.log_level = *level;
+  out.log_rate_per_level = logging->max_rate_per_level;
   return out;
 }
 
@@ -50,6 +56,7 @@ void GroupRuntime::apply_system_config(const SystemConfig& config) {
   if (config.mailbox_capacity) mailbox_capacity_.store(*config.mailbox_capacity, std::memory_order_relaxed);
   dumping_.configure(config.dumping);
   telemetry_.configure(config.telemetry);
+  logging_.configure(config.log_level, config.log_rate_per_level);
   // A config without the table drops an earlier config's policy: the blueprint's applies again.
   std::lock_guard lock(config_mu_);
   config_restart_ = config.restart_policy;
@@ -75,7 +82,7 @@ std::optional<std::chrono::nanoseconds> GroupRuntime::restart_delay(ActorCell& c
   const auto lived = system_->timers().now() - cell.started_at();
   auto delay = cell.backoff().next(*policy.params(), lived);
   if (!delay) {
-    log_runtime(LogLevel::Warn, cell.meta(), "not restarting: {} quick restarts in a row (max_retries)",
+    log_runtime(*system_, LogLevel::Warn, cell.meta(), "not restarting: {} quick restarts in a row (max_retries)",
                 cell.backoff().attempt());
   }
   return delay;
@@ -86,7 +93,7 @@ bool GroupRuntime::schedule_restart(const std::shared_ptr<ActorCell>& cell, std:
     std::lock_guard lock(restart_mu_);
     if (!restarts_allowed_) return false;
     if (delay > std::chrono::nanoseconds::zero()) {
-      log_runtime(LogLevel::Info, cell->meta(), "restarting in {} (attempt {})", format_duration(delay),
+      log_runtime(*system_, LogLevel::Info, cell->meta(), "restarting in {} (attempt {})", format_duration(delay),
                   cell->backoff().attempt());
       // The timer finds the cell in waiting_ unless termination abandoned it first; whoever takes
       // it out of the map owns what happens next, so a cancel that comes too late is harmless.

@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "runtime_log.hpp"
 
 namespace elfin::detail {
 
@@ -74,8 +73,13 @@ Result<std::uint64_t, std::string> parse_statm_rss(std::string_view text, std::u
 }
 
 MemoryTracker::MemoryTracker(TimerService& timers, std::chrono::nanoseconds interval, double threshold,
-                             std::function<void(std::string)> on_exceeded)
-    : timers_(timers), interval_(interval), threshold_(threshold), on_exceeded_(std::move(on_exceeded)) {}
+                             std::function<void(std::string)> on_exceeded,
+                             std::function<void(LogLevel, std::string)> log)
+    : timers_(timers),
+      interval_(interval),
+      threshold_(threshold),
+      on_exceeded_(std::move(on_exceeded)),
+      log_(std::move(log)) {}
 
 MemoryTracker::~MemoryTracker() { stop(); }
 
@@ -104,7 +108,7 @@ void MemoryTracker::check() {
   }
   auto usage = read_usage();
   if (!usage) {
-    log_runtime(LogLevel::Warn, ActorMeta{"system.init", "_"}, "memory tracker stops: {}", usage.error());
+    log_(LogLevel::Warn, fmt::format("memory tracker stops: {}", usage.error()));
     return;
   }
   const double used = usage->used_ratio();
@@ -113,7 +117,7 @@ void MemoryTracker::check() {
         "resident memory {} MiB is {:.3g}% of the machine's {} MiB, above the threshold of {:.3g}% "
         "([system.runtime] memory_threshold)",
         usage->rss_bytes >> 20, used * 100, usage->total_bytes >> 20, threshold_ * 100);
-    log_runtime(LogLevel::Error, ActorMeta{"system.init", "_"}, "terminating the system: {}", reason);
+    log_(LogLevel::Error, fmt::format("terminating the system: {}", reason));
     {
       std::lock_guard lock(mu_);
       running_ = false;

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include <elfin/detail/timer_service.hpp>
+#include <elfin/logging.hpp>
 #include <elfin/result.hpp>
 
 namespace elfin::detail {
@@ -38,8 +39,9 @@ struct MemoryUsage {
 
 class MemoryTracker {
  public:
+  /// `log` says why the tracker stops (it cannot read /proc) or terminates the system.
   MemoryTracker(TimerService& timers, std::chrono::nanoseconds interval, double threshold,
-                std::function<void(std::string)> on_exceeded);
+                std::function<void(std::string)> on_exceeded, std::function<void(LogLevel, std::string)> log);
   MemoryTracker(const MemoryTracker&) = delete;
   MemoryTracker& operator=(const MemoryTracker&) = delete;
   ~MemoryTracker();
@@ -56,6 +58,7 @@ class MemoryTracker {
   std::chrono::nanoseconds interval_;
   double threshold_;
   std::function<void(std::string)> on_exceeded_;
+  std::function<void(LogLevel, std::string)> log_;
   std::mutex mu_;
   TimerService::TimerId timer_ = 0;  // guarded by mu_
   bool running_ = false;             // guarded by mu_

@@ -1,5 +1,5 @@
-// Runtime events (an actor failed, termination gave up) written to stderr until the logger
-// battery (system.loggers) takes them over.
+// Runtime events (an actor failed, restarting in N s, termination gave up, config warnings), sent to
+// the logger group like any actor's record, under the group and key they concern.
 #pragma once
 
 #include <string>
@@ -7,16 +7,18 @@
 #include <fmt/format.h>
 
 #include <elfin/actor_status.hpp>
+#include <elfin/logging.hpp>
 
 namespace elfin::detail {
 
-enum class LogLevel : unsigned char { Error, Warn, Info };
+class SystemCore;
 
-void write_runtime_log(LogLevel level, const ActorMeta& meta, const std::string& text);
+void write_runtime_log(SystemCore& system, LogLevel level, const ActorMeta& meta, std::string text);
 
 template <class... Args>
-void log_runtime(LogLevel level, const ActorMeta& meta, fmt::format_string<Args...> format, Args&&... args) {
-  write_runtime_log(level, meta, fmt::format(format, std::forward<Args>(args)...));
+void log_runtime(SystemCore& system, LogLevel level, const ActorMeta& meta, fmt::format_string<Args...> format,
+                 Args&&... args) {
+  write_runtime_log(system, level, meta, fmt::format(format, std::forward<Args>(args)...));
 }
 
 }  // namespace elfin::detail

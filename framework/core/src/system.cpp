@@ -138,6 +138,7 @@ Result<Prepared, std::string> prepare(const Topology& topology, StartOptions opt
   }
   if (core->find_group("system.dumpers") != nullptr) core->enable_dumping(dumping::kDefaultStorageCapacity);
   if (core->find_group("system.telemeters") != nullptr) core->enable_telemetry();
+  if (auto* loggers = core->find_group("system.loggers")) core->enable_logger(*loggers);
   for (const auto& group : core->groups()) {
     prepared.sections.push_back(config.for_group(group->name()));
     ConfigReport report = group->check_config(prepared.sections.back());
@@ -169,7 +170,7 @@ Result<System, std::string> System::start(Topology topology, StartOptions option
   if (!prepared) return Err{std::move(prepared).error()};
   auto& core = prepared->core;
   for (const auto& warning : prepared->warnings) {
-    detail::log_runtime(detail::LogLevel::Warn, ActorMeta{"system.init", "_"}, "config: {}", warning);
+    detail::log_runtime(*core, LogLevel::Warn, ActorMeta{"system.init", "_"}, "config: {}", warning);
   }
   TraceId::set_node_no(core->node_no());
 

@@ -1,6 +1,7 @@
 #include <elfin/system_config.hpp>
 
 #include <elfin/dumping.hpp>
+#include <elfin/logging.hpp>
 #include <elfin/telemetry.hpp>
 
 #include <fmt/format.h>
@@ -30,6 +31,8 @@ ConfigReport check_system_config(const AnyConfig& section, std::string_view scop
   std::ignore = system.section("dumping").decode_reporting<DumpingConfig>(report, fmt::format("{} system.dumping.", scope));
   std::ignore =
       system.section("telemetry").decode_reporting<TelemetryConfig>(report, fmt::format("{} system.telemetry.", scope));
+  std::ignore =
+      system.section("logging").decode_reporting<LoggingConfig>(report, fmt::format("{} system.logging.", scope));
   if (config.mailbox.capacity == 0 && system.section("mailbox").keys().size() == 1 &&
       system.section("mailbox").keys().front() == "capacity") {
     report.errors.push_back(fmt::format("{}{} system.mailbox.capacity: expected a positive integer, got 0",

@@ -1,6 +1,7 @@
 #include "system_core.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 
 #include <fmt/format.h>
@@ -110,12 +111,44 @@ void SystemCore::actor_finished(ActorCell& cell) {
 
 void SystemCore::report_status(const ActorCell& cell, const ActorStatus& status) {
   if (status.kind() == ActorStatusKind::Failed) {
-    log_runtime(LogLevel::Error, cell.meta(), "actor failed: {}", status.details());
+    log_runtime(*this, LogLevel::Error, cell.meta(), "actor failed: {}", status.details());
   } else if (status.kind() == ActorStatusKind::Alarming) {
-    log_runtime(LogLevel::Warn, cell.meta(), "actor is alarming: {}", status.details());
+    log_runtime(*this, LogLevel::Warn, cell.meta(), "actor is alarming: {}", status.details());
   }
   if (options_.on_status) options_.on_status(cell.meta(), cell.addr(), status);
   cell.group().publish_status(cell, status);
+}
+
+void SystemCore::log(LogLevel level, std::string_view group, std::string_view key, TraceId trace_id,
+                     std::string text) {
+  const auto level_no = static_cast<std::size_t>(level);
+  log_emitted_[level_no].fetch_add(1, std::memory_order_relaxed);
+  LogRecord record{static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                  std::chrono::system_clock::now().time_since_epoch())
+                                                  .count()),
+                   static_cast<std::uint8_t>(level),
+                   trace_id.raw(),
+                   std::string(group),
+                   std::string(key),
+                   std::move(text)};
+  if (logger_ == nullptr) {
+    // One fputs per line keeps concurrent lines whole (stdio locks the stream per call).
+    std::fputs(format_log_line(record).c_str(), stderr);
+    return;
+  }
+  SendOp op{*this, logger_->addr(), Envelope::make(std::move(record), Addr{}, trace_id), SendMode::Try};
+  std::ignore = op.run(nullptr);
+  if (!op.result()) log_lost_[level_no].fetch_add(1, std::memory_order_relaxed);
+}
+
+LoggingCounters SystemCore::logging_counters() const {
+  LoggingCounters c;
+  for (std::size_t i = 0; i < kLogLevels; ++i) {
+    c.emitted[i] = log_emitted_[i].load(std::memory_order_relaxed);
+    c.limited[i] = log_limited_[i].load(std::memory_order_relaxed);
+    c.lost[i] = log_lost_[i].load(std::memory_order_relaxed);
+  }
+  return c;
 }
 
 void SystemCore::start_memory_tracker() {
@@ -125,7 +158,10 @@ void SystemCore::start_memory_tracker() {
   const double threshold = options_.memory_threshold.value_or(0.9);
   memory_tracker_ =
       std::make_unique<MemoryTracker>(timers_, options_.memory_check_interval.value_or(std::chrono::milliseconds{3000}),
-                                      threshold, [this](std::string reason) { terminate(std::move(reason)); });
+                                      threshold, [this](std::string reason) { terminate(std::move(reason)); },
+                                      [this](LogLevel level, std::string text) {
+                                        log(level, "system.init", "_", TraceId{}, std::move(text));
+                                      });
   memory_tracker_->start();
 }
 
@@ -232,7 +268,7 @@ void SystemCore::termination_sequence(std::string reason) {
     if (pending != 0) std::ignore = timers_.cancel(pending);
     for (auto* g : groups) {
       if (g->active_actors() != 0) {
-        log_runtime(LogLevel::Warn, ActorMeta{g->name(), "_"},
+        log_runtime(*this, LogLevel::Warn, ActorMeta{g->name(), "_"},
                     "{} actor(s) did not terminate in time; giving up on them", g->active_actors());
       }
     }
@@ -353,6 +389,16 @@ std::vector<MetricSample> scrape(const detail::GroupRuntime& any_group) {
             static_cast<double>(by_status[i]));
     }
     gauge("elfin_restarting_actors", {{"actor_group", g->name()}}, static_cast<double>(g->restarting_actors()));
+  }
+  const auto logs = system.logging_counters();
+  for (std::size_t i = 0; i < kLogLevels; ++i) {
+    const std::string level{to_string(static_cast<LogLevel>(i))};
+    for (auto [name, values] : {std::pair{"elfin_emitted_events_total", &logs.emitted},
+                                std::pair{"elfin_limited_events_total", &logs.limited},
+                                std::pair{"elfin_lost_events_total", &logs.lost}}) {
+      gauge(name, {{"level", level}}, static_cast<double>((*values)[i]));
+      samples.back().kind = MetricKind::Counter;
+    }
   }
   if (const auto* dumps = system.dump_storage()) {
     auto c = dumps->counters();

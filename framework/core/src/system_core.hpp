@@ -14,6 +14,7 @@
 // have no coroutine to finish and are not waited for.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -31,6 +32,7 @@
 #include <elfin/detail/targets.hpp>
 #include <elfin/detail/timer_service.hpp>
 #include <elfin/envelope.hpp>
+#include <elfin/logging.hpp>
 #include <elfin/errors.hpp>
 #include <elfin/system.hpp>
 
@@ -84,6 +86,14 @@ class SystemCore {
   void report_status(const ActorCell& cell, const ActorStatus& status);
 
   void terminate(std::string reason);
+
+  /// Routes records to the logger group from now on (the topology has `system.loggers`).
+  void enable_logger(GroupRuntime& loggers) { logger_ = &loggers; }
+  /// Sends a record to the logger without waiting (lost, and counted, if its mailbox is full), or
+  /// writes it to stderr when there is no logger. Counts it as emitted. Any thread.
+  void log(LogLevel level, std::string_view group, std::string_view key, TraceId trace_id, std::string text);
+  void count_limited_log(LogLevel level) { log_limited_[static_cast<std::size_t>(level)].fetch_add(1); }
+  [[nodiscard]] LoggingCounters logging_counters() const;
   /// Terminates the system and marks it failed (`System::failure`).
   void fail(std::string reason);
   [[nodiscard]] std::optional<std::string> failure() const;
@@ -123,6 +133,10 @@ class SystemCore {
   TimerService::TimerId stage_timer_ = 0;  // guarded by mu_
   std::thread terminator_;
   std::unique_ptr<MemoryTracker> memory_tracker_;
+  GroupRuntime* logger_ = nullptr;  // set before the start
+  std::array<std::atomic<std::uint64_t>, kLogLevels> log_emitted_{};
+  std::array<std::atomic<std::uint64_t>, kLogLevels> log_limited_{};
+  std::array<std::atomic<std::uint64_t>, kLogLevels> log_lost_{};
 };
 
 /// Runs when an actor's exec has finished: status, mailbox, group and address book bookkeeping.

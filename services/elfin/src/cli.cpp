@@ -17,6 +17,7 @@
 #include <elfin/configurer.hpp>
 #include <elfin/dumper/dump_command.hpp>
 #include <elfin/dumper/dumper.hpp>
+#include <elfin/logger/logger.hpp>
 #include <elfin/system.hpp>
 #include <elfin/telemeter/telemeter.hpp>
 
@@ -152,6 +153,8 @@ void register_framework(BlueprintRegistry& registry) {
                              "system.configurers: loads the config file, validates and reloads it");
   std::ignore = registry.add("elfin.dumper", dumper::blueprint(),
                              "system.dumpers: writes every message actors receive and send to a dump file");
+  std::ignore = registry.add("elfin.logger", logger::blueprint(),
+                             "system.loggers: writes log records to stderr, stdout or a file");
   std::ignore = registry.add("elfin.telemeter", telemeter::blueprint(),
                              "system.telemeters: serves the metrics on a Prometheus /metrics endpoint");
 }

@@ -35,9 +35,6 @@
 #include <elfin/envelope.hpp>
 #include <elfin/trace_id.hpp>
 
-/// Inside a message struct: this type is never dumped (e.g. it carries bulk data or secrets).
-#define ELFIN_NO_DUMPING using elfin_no_dumping = void
-
 namespace elfin::detail {
 class GroupRuntime;
 }  // namespace elfin::detail

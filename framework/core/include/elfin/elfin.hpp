@@ -15,6 +15,7 @@
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
 #include <elfin/interval.hpp>
+#include <elfin/logging.hpp>
 #include <elfin/map_router.hpp>
 #include <elfin/match.hpp>
 #include <elfin/message.hpp>

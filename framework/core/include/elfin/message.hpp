@@ -131,6 +131,10 @@ inline constexpr bool kIsSystemMessage = M::elfin_protocol == std::string_view{"
   ELFIN_DETAIL_MAP(__VA_ARGS__)                                    \
   static inline const ::elfin::detail::MessageRegistrar<Name_> elfin_registrar_ {}
 
+/// Inside a message struct, after ELFIN_MESSAGE: this type is never dumped (bulk data, chatter;
+/// see elfin/dumping.hpp).
+#define ELFIN_NO_DUMPING using elfin_no_dumping = void
+
 /// Declares a request: `ELFIN_REQUEST(protocol, Name, ResponseType, field1, ...);`
 #define ELFIN_REQUEST(protocol_, Name_, Response_, ...) \
   using Response = Response_;                           \

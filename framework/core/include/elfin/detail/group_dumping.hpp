@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include <elfin/detail/rate_limiter.hpp>
 #include <elfin/dumping.hpp>
 #include <elfin/envelope.hpp>
 
@@ -47,9 +48,7 @@ class GroupDumping {
   const std::string* group_name_ = nullptr;
   std::atomic<bool> active_{false};
   bool disabled_ = false;  // written by configure only; active_ publishes the result
-  // GCRA: a dump is admitted if the theoretical arrival time stays within one second of now.
-  std::atomic<std::int64_t> interval_ns_{0};  // 1e9 / max_rate; 0 = unlimited, -1 = none admitted
-  std::atomic<std::int64_t> tat_ns_{0};
+  RateLimiter limiter_{DumpingConfig{}.max_rate};
   std::atomic<std::uint64_t> next_sequence_no_{1};
 };
 

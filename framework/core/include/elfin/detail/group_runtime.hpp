@@ -27,6 +27,7 @@
 #include <elfin/addr.hpp>
 #include <elfin/config.hpp>
 #include <elfin/detail/group_dumping.hpp>
+#include <elfin/detail/group_logging.hpp>
 #include <elfin/detail/group_telemetry.hpp>
 #include <elfin/detail/targets.hpp>
 #include <elfin/envelope.hpp>
@@ -118,6 +119,8 @@ class GroupRuntime {
 
   /// This group's dumping switch, rate limit and sequence numbers (`system.dumping`).
   [[nodiscard]] GroupDumping& dumping() { return dumping_; }
+  /// This group's log level and rate limits (`system.logging`).
+  [[nodiscard]] GroupLogging& logging() { return logging_; }
   /// This group's metrics switch and labels (`system.telemetry`).
   [[nodiscard]] GroupTelemetry& telemetry() { return telemetry_; }
   [[nodiscard]] const GroupTelemetry& telemetry() const { return telemetry_; }
@@ -146,6 +149,8 @@ class GroupRuntime {
     std::optional<RestartPolicy> restart_policy;
     DumpingConfig dumping;
     TelemetryConfig telemetry;
+    LogLevel log_level = LogLevel::Info;
+    std::uint64_t log_rate_per_level = LoggingConfig{}.max_rate_per_level;
   };
   [[nodiscard]] static Result<SystemConfig, std::string> decode_system_config(const AnyConfig& config);
   void apply_system_config(const SystemConfig& config);
@@ -165,6 +170,7 @@ class GroupRuntime {
   GroupTraits traits_;
   std::atomic<std::size_t> mailbox_capacity_;
   GroupDumping dumping_;
+  GroupLogging logging_;
   GroupTelemetry telemetry_;
   std::vector<Route> routes_;
   mutable std::mutex applied_mu_;

@@ -98,7 +98,6 @@ std::uint64_t unix_coarse_now_ns() {
   return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000 + static_cast<std::uint64_t>(now.tv_nsec);
 }
 
-
 }  // namespace
 
 bool current_actor_dumps() {

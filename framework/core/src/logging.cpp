@@ -34,10 +34,10 @@ std::string_view to_string(LogLevel level) { return kNames[static_cast<std::size
 
 Result<LogLevel, std::string> parse_log_level(std::string_view text) {
   for (std::size_t i = 0; i < kNames.size(); ++i) {
-    bool same = text.size() == kNames[i].size() &&
-                std::equal(text.begin(), text.end(), kNames[i].begin(), [](char a, char b) {
-                  return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-                });
+    bool same =
+        text.size() == kNames[i].size() && std::equal(text.begin(), text.end(), kNames[i].begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+        });
     if (same) return static_cast<LogLevel>(i);
   }
   return Err{fmt::format("unknown log level \"{}\" (expected Error, Warn, Info, Debug or Trace)", text)};
@@ -69,7 +69,11 @@ void emit_log(LogLevel level, std::string text) {
     LogRecord record{static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                     std::chrono::system_clock::now().time_since_epoch())
                                                     .count()),
-                     static_cast<std::uint8_t>(level), 0, "-", "-", std::move(text)};
+                     static_cast<std::uint8_t>(level),
+                     0,
+                     "-",
+                     "-",
+                     std::move(text)};
     std::fputs(format_log_line(record).c_str(), stderr);
     return;
   }

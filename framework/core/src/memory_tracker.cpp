@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-
 namespace elfin::detail {
 
 namespace {

@@ -58,7 +58,8 @@ SourceBase::Poll StreamCore::poll(ActorCell& cell, Envelope& out) {
           reason = e.what();
         } catch (...) {
         }
-        log_runtime(cell.group().system(), LogLevel::Error, cell.meta(), "a stream failed and was detached: {}", reason);
+        log_runtime(cell.group().system(), LogLevel::Error, cell.meta(), "a stream failed and was detached: {}",
+                    reason);
       }
       detach();
       return Poll::Done;
@@ -68,7 +69,8 @@ SourceBase::Poll StreamCore::poll(ActorCell& cell, Envelope& out) {
     if (!resume_) {
       // Suspended without telling the cell where to resume: it awaited something that is not an
       // elfin awaitable, and nobody will ever wake it.
-      log_runtime(cell.group().system(), LogLevel::Error, cell.meta(), "a stream awaited something elfin cannot resume; detached");
+      log_runtime(cell.group().system(), LogLevel::Error, cell.meta(),
+                  "a stream awaited something elfin cannot resume; detached");
       detach();
       return Poll::Done;
     }

@@ -28,7 +28,8 @@ ConfigReport check_system_config(const AnyConfig& section, std::string_view scop
   // Locations of the system table's keys are relative to it; the scope names the whole path
   // ("[counters] system." + "mailbox.capacity").
   auto config = system.decode_reporting<SystemConfig>(report, fmt::format("{} system.", scope));
-  std::ignore = system.section("dumping").decode_reporting<DumpingConfig>(report, fmt::format("{} system.dumping.", scope));
+  std::ignore =
+      system.section("dumping").decode_reporting<DumpingConfig>(report, fmt::format("{} system.dumping.", scope));
   std::ignore =
       system.section("telemetry").decode_reporting<TelemetryConfig>(report, fmt::format("{} system.telemetry.", scope));
   std::ignore =

@@ -119,8 +119,7 @@ void SystemCore::report_status(const ActorCell& cell, const ActorStatus& status)
   cell.group().publish_status(cell, status);
 }
 
-void SystemCore::log(LogLevel level, std::string_view group, std::string_view key, TraceId trace_id,
-                     std::string text) {
+void SystemCore::log(LogLevel level, std::string_view group, std::string_view key, TraceId trace_id, std::string text) {
   const auto level_no = static_cast<std::size_t>(level);
   log_emitted_[level_no].fetch_add(1, std::memory_order_relaxed);
   LogRecord record{static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -156,12 +155,10 @@ void SystemCore::start_memory_tracker() {
   // would be one more for tests to account for: virtual time is for tests, so it stays off.
   if (timers_.is_virtual()) return;
   const double threshold = options_.memory_threshold.value_or(0.9);
-  memory_tracker_ =
-      std::make_unique<MemoryTracker>(timers_, options_.memory_check_interval.value_or(std::chrono::milliseconds{3000}),
-                                      threshold, [this](std::string reason) { terminate(std::move(reason)); },
-                                      [this](LogLevel level, std::string text) {
-                                        log(level, "system.init", "_", TraceId{}, std::move(text));
-                                      });
+  memory_tracker_ = std::make_unique<MemoryTracker>(
+      timers_, options_.memory_check_interval.value_or(std::chrono::milliseconds{3000}), threshold,
+      [this](std::string reason) { terminate(std::move(reason)); },
+      [this](LogLevel level, std::string text) { log(level, "system.init", "_", TraceId{}, std::move(text)); });
   memory_tracker_->start();
 }
 
@@ -295,7 +292,8 @@ void start_actor(ActorCell& cell) {
   cell.set_started_at(system.timers().now());
   // A new actor is Initializing until its first recv; report that before it can run and move on.
   system.report_status(cell, cell.status());
-  if (auto& telemetry = cell.group().telemetry(); telemetry.active()) telemetry.on_status(cell, {}, cell.status().kind());
+  if (auto& telemetry = cell.group().telemetry(); telemetry.active())
+    telemetry.on_status(cell, {}, cell.status().kind());
   // Until now the cell was Dead, so senders that found it only queued their messages. The release
   // store publishes the state above to whichever notify (ours or a sender's) schedules it.
   cell.sched_.store(SchedState::Idle, std::memory_order_release);
@@ -393,9 +391,9 @@ std::vector<MetricSample> scrape(const detail::GroupRuntime& any_group) {
   const auto logs = system.logging_counters();
   for (std::size_t i = 0; i < kLogLevels; ++i) {
     const std::string level{to_string(static_cast<LogLevel>(i))};
-    for (auto [name, values] : {std::pair{"elfin_emitted_events_total", &logs.emitted},
-                                std::pair{"elfin_limited_events_total", &logs.limited},
-                                std::pair{"elfin_lost_events_total", &logs.lost}}) {
+    for (auto [name, values] :
+         {std::pair{"elfin_emitted_events_total", &logs.emitted},
+          std::pair{"elfin_limited_events_total", &logs.limited}, std::pair{"elfin_lost_events_total", &logs.lost}}) {
       gauge(name, {{"level", level}}, static_cast<double>((*values)[i]));
       samples.back().kind = MetricKind::Counter;
     }

@@ -79,15 +79,15 @@ Run run(const std::string& config, unsigned workers = 2) {
 
 double counter(const std::vector<telemetry::MetricSample>& samples, const std::string& name, const std::string& level) {
   for (const auto& s : samples) {
-    if (s.name == name && s.labels == std::vector<std::pair<std::string, std::string>>{{"level", level}}) return s.value;
+    if (s.name == name && s.labels == std::vector<std::pair<std::string, std::string>>{{"level", level}})
+      return s.value;
   }
   return -1;
 }
 
 }  // namespace
 
-TEST_CASE("an actor's records reach the log file as one line each, with time, level, trace and actor",
-          "[logger]") {
+TEST_CASE("an actor's records reach the log file as one line each, with time, level, trace and actor", "[logger]") {
   auto result = run("[talkers]\ninfos = 2\n");
   REQUIRE(result.lines.size() == 2);
   std::regex line(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO \[[1-9]\d*\] talkers/_ - incremented value=0$)");

@@ -9,8 +9,8 @@
 #include <elfin/blueprint.hpp>
 #include <elfin/config.hpp>
 #include <elfin/context.hpp>
-#include <elfin/dumping.hpp>
 #include <elfin/delay.hpp>
+#include <elfin/dumping.hpp>
 #include <elfin/duration.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>

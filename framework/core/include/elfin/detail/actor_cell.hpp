@@ -46,11 +46,11 @@
 #include <elfin/detail/key_text.hpp>
 #include <elfin/detail/mailbox.hpp>
 #include <elfin/detail/restart_backoff.hpp>
-#include <elfin/message.hpp>
-#include <elfin/singleton.hpp>
 #include <elfin/detail/source.hpp>
 #include <elfin/detail/spin_lock.hpp>
+#include <elfin/message.hpp>
 #include <elfin/restart_policy.hpp>
+#include <elfin/singleton.hpp>
 #include <elfin/task.hpp>
 #include <elfin/trace_id.hpp>
 

@@ -32,6 +32,8 @@ class TempDir {
     return file.string();
   }
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  /// The path of `name` inside the directory (not created).
+  [[nodiscard]] std::string file(std::string_view name) const { return (path_ / name).string(); }
 
  private:
   std::filesystem::path path_;

@@ -43,17 +43,20 @@ Result<LogLevel, std::string> parse_log_level(std::string_view text) {
   return Err{fmt::format("unknown log level \"{}\" (expected Error, Warn, Info, Debug or Trace)", text)};
 }
 
-std::string format_log_line(const LogRecord& r) {
+std::string format_timestamp(std::uint64_t unix_ns) {
   using namespace std::chrono;
-  sys_time<nanoseconds> time{nanoseconds{static_cast<std::int64_t>(r.ts)}};
+  sys_time<nanoseconds> time{nanoseconds{static_cast<std::int64_t>(unix_ns)}};
   auto days = floor<std::chrono::days>(time);
   year_month_day date{days};
   hh_mm_ss clock{floor<milliseconds>(time - days)};
-  const auto level = kLineNames[std::min<std::size_t>(r.level, kLineNames.size() - 1)];
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z {} [{}] {}/{} - {}\n", static_cast<int>(date.year()),
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", static_cast<int>(date.year()),
                      static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()), clock.hours().count(),
-                     clock.minutes().count(), clock.seconds().count(), clock.subseconds().count(), level, r.trace_id,
-                     r.group, r.key, r.text);
+                     clock.minutes().count(), clock.seconds().count(), clock.subseconds().count());
+}
+
+std::string format_log_line(const LogRecord& r) {
+  const auto level = kLineNames[std::min<std::size_t>(r.level, kLineNames.size() - 1)];
+  return fmt::format("{} {} [{}] {}/{} - {}\n", format_timestamp(r.ts), level, r.trace_id, r.group, r.key, r.text);
 }
 
 namespace detail {

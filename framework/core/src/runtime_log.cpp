@@ -4,6 +4,16 @@
 
 namespace elfin::detail {
 
+std::string describe_exception(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+  }
+  return "unknown exception";
+}
+
 void write_runtime_log(SystemCore& system, LogLevel level, const ActorMeta& meta, std::string text) {
   system.log(level, meta.group, meta.key, TraceId{}, std::move(text));
 }

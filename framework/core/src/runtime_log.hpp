@@ -2,6 +2,7 @@
 // the logger group like any actor's record, under the group and key they concern.
 #pragma once
 
+#include <exception>
 #include <string>
 
 #include <fmt/format.h>
@@ -12,6 +13,9 @@
 namespace elfin::detail {
 
 class SystemCore;
+
+/// What an exception says (its `what()`), for the reason of a failure.
+[[nodiscard]] std::string describe_exception(const std::exception_ptr& error);
 
 void write_runtime_log(SystemCore& system, LogLevel level, const ActorMeta& meta, std::string text);
 

@@ -51,13 +51,7 @@ SourceBase::Poll StreamCore::poll(ActorCell& cell, Envelope& out) {
     }
     if (body_.done()) {
       if (auto error = body_.exception()) {
-        std::string reason = "unknown exception";
-        try {
-          std::rethrow_exception(error);
-        } catch (const std::exception& e) {
-          reason = e.what();
-        } catch (...) {
-        }
+        const std::string reason = describe_exception(error);
         log_runtime(cell.group().system(), LogLevel::Error, cell.meta(), "a stream failed and was detached: {}",
                     reason);
       }

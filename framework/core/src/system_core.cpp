@@ -317,14 +317,7 @@ void finish_actor(ActorCell& cell) {
   auto keep_alive = cell.shared_from_this();
   ActorStatus final_status = ActorStatus::TERMINATED;
   if (auto error = cell.task_.exception()) {
-    std::string reason = "unknown exception";
-    try {
-      std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-      reason = e.what();
-    } catch (...) {
-    }
-    final_status = ActorStatus::FAILED.with_details(std::move(reason));
+    final_status = ActorStatus::FAILED.with_details(describe_exception(error));
   } else if (!cell.failure_.empty()) {
     final_status = ActorStatus::FAILED.with_details(cell.failure_);
   }

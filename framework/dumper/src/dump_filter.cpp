@@ -135,15 +135,4 @@ Result<Direction, std::string> parse_direction(std::string_view text) {
   return Err{fmt::format("invalid direction \"{}\": expected \"in\" or \"out\"", text)};
 }
 
-std::string format_timestamp(std::uint64_t unix_ns) {
-  using namespace std::chrono;
-  sys_time<nanoseconds> time{nanoseconds{static_cast<std::int64_t>(unix_ns)}};
-  auto days = floor<std::chrono::days>(time);
-  year_month_day date{days};
-  hh_mm_ss clock{floor<milliseconds>(time - days)};
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", static_cast<int>(date.year()),
-                     static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()), clock.hours().count(),
-                     clock.minutes().count(), clock.seconds().count(), clock.subseconds().count());
-}
-
 }  // namespace elfin::dumper

@@ -1,36 +1,20 @@
-// Helpers for the dumper's tests: a temporary directory removed afterwards, sample records, and
-// waiting on a condition with a deadline.
+// Helpers for the dumper's tests: sample records, and waiting on a condition with a deadline
+// (temporary directories: ../temp_dir.hpp).
 #pragma once
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <string>
 #include <thread>
 
 #include <elfin/dumper/dump_record.hpp>
 
+#include "../temp_dir.hpp"
+
 namespace elfin::dumper::test {
 
-class TempDir {
- public:
-  TempDir() {
-    std::random_device seed;
-    path_ = std::filesystem::temp_directory_path() / ("elfin-dumper-test-" + std::to_string(seed()));
-    std::filesystem::create_directories(path_);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using elfin::test::TempDir;
 
 inline DumpRecord sample(std::uint64_t ts, std::string group, std::uint64_t seq, std::uint64_t trace,
                          std::string name = "Increment", Direction direction = Direction::In) {

@@ -61,7 +61,7 @@ struct Run {
 
 Run run(const std::string& config, unsigned workers = 2) {
   TempDir dir;
-  auto path = (dir.path() / "app.log").string();
+  auto path = dir.file("app.log");
   journal().clear();
   StartOptions options = quick_options(workers);
   options.config_toml = fmt::format("[system.loggers]\nsink = \"file\"\npath = \"{}\"\n{}", path, config);

@@ -62,6 +62,10 @@ struct LogRecord {
   ELFIN_NO_DUMPING;  // the log is its own record
 };
 
+/// Unix nanoseconds as RFC 3339 UTC with milliseconds, "2026-11-22T10:00:00.123Z": the time of log
+/// lines and of `elfin dump`'s tables.
+[[nodiscard]] std::string format_timestamp(std::uint64_t unix_ns);
+
 /// "2026-11-22T10:00:00.123Z INFO [7226239398017728512] counters/42 - text\n"
 [[nodiscard]] std::string format_log_line(const LogRecord& record);
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <elfin/dumper/dump_record.hpp>
+#include <elfin/logging.hpp>
 #include <elfin/result.hpp>
 
 namespace elfin::dumper {
@@ -35,7 +36,7 @@ struct DumpFilter {
 [[nodiscard]] Result<std::uint64_t, std::string> parse_time_bound(std::string_view text, std::uint64_t now_ns);
 /// "in" / "out" (any case).
 [[nodiscard]] Result<Direction, std::string> parse_direction(std::string_view text);
-/// Unix nanoseconds as RFC 3339 UTC with milliseconds: "2026-11-22T10:00:00.123Z".
-[[nodiscard]] std::string format_timestamp(std::uint64_t unix_ns);
+/// Timestamps print as log lines do.
+using elfin::format_timestamp;
 
 }  // namespace elfin::dumper

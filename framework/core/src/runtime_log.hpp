@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <elfin/actor_status.hpp>
+#include <elfin/detail/system_hooks.hpp>
 #include <elfin/logging.hpp>
 
 namespace elfin::detail {
@@ -17,7 +18,6 @@ class SystemCore;
 /// What an exception says (its `what()`), for the reason of a failure.
 [[nodiscard]] std::string describe_exception(const std::exception_ptr& error);
 
-void write_runtime_log(SystemCore& system, LogLevel level, const ActorMeta& meta, std::string text);
 
 template <class... Args>
 void log_runtime(SystemCore& system, LogLevel level, const ActorMeta& meta, fmt::format_string<Args...> format,

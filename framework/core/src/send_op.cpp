@@ -17,6 +17,8 @@ SendOp::SendOp(GroupRuntime& from, Envelope envelope, SendMode mode) : envelope_
 
 SendOp::SendOp(SystemCore& system, Addr to, Envelope envelope, SendMode mode)
     : envelope_(std::move(envelope)), mode_(mode) {
+  // The block is not shared yet (it was just made, or taken back from a failed push).
+  if (envelope_.valid()) envelope_.block()->recipient = to;
   resolve_error_ = system.resolve_addr(to, envelope_, targets_);
 }
 
@@ -46,13 +48,20 @@ bool SendOp::run(ActorCell* waiter) {
     }
     if (last) envelope_ = std::move(copy);  // keep it for the retry
     if (pushed == Mailbox::PushResult::Full) {
-      if (mode_ == SendMode::Bounded && waiter != nullptr) return false;  // woken when a slot frees
+      if (mode_ == SendMode::Bounded && (waiter != nullptr || stop_at_full_)) return false;  // woken when a slot frees
       any_full_ = true;
     }
     ++next_;
   }
   finished_ = true;
   return true;
+}
+
+bool SendOp::run_until_full() {
+  stop_at_full_ = true;
+  const bool done = run(nullptr);
+  stop_at_full_ = false;
+  return done;
 }
 
 Result<void, SendError> SendOp::result() const {

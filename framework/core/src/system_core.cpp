@@ -23,6 +23,13 @@ SystemCore::~SystemCore() {
   terminate("system dropped");
   join();
   if (terminator_.joinable()) terminator_.join();
+  set_remote_router(nullptr);
+  std::vector<std::function<void()>> hooks;
+  {
+    std::lock_guard lock(extensions_mu_);
+    hooks.swap(shutdown_hooks_);
+  }
+  for (auto it = hooks.rbegin(); it != hooks.rend(); ++it) (*it)();
   // No timer may wake an actor from here on; pending ones are dropped with whatever they own.
   timers_.shutdown();
   scheduler_.stop();
@@ -37,6 +44,30 @@ SystemCore::~SystemCore() {
   }
 }
 
+std::shared_ptr<void> SystemCore::extension(std::string_view name,
+                                            const std::function<std::shared_ptr<void>()>& make) {
+  std::lock_guard lock(extensions_mu_);
+  for (const auto& [n, state] : extensions_) {
+    if (n == name) return state;
+  }
+  return extensions_.emplace_back(std::string(name), make()).second;
+}
+
+std::shared_ptr<void> system_extension(SystemCore& system, std::string_view name,
+                                       const std::function<std::shared_ptr<void>()>& make) {
+  return system.extension(name, make);
+}
+void SystemCore::add_shutdown_hook(std::function<void()> hook) {
+  std::lock_guard lock(extensions_mu_);
+  shutdown_hooks_.push_back(std::move(hook));
+}
+
+void on_system_shutdown(SystemCore& system, std::function<void()> hook) { system.add_shutdown_hook(std::move(hook)); }
+void set_remote_router(SystemCore& system, RemoteRouter* router) { system.set_remote_router(router); }
+std::uint16_t node_no_of(const SystemCore& system) { return system.node_no(); }
+GroupRuntime* find_group(const SystemCore& system, std::string_view name) { return system.find_group(name); }
+GroupRuntime* group_by_no(const SystemCore& system, std::uint8_t group_no) { return system.group(group_no); }
+
 GroupRuntime* SystemCore::group(std::uint8_t group_no) const {
   return group_no >= 1 && group_no <= groups_.size() ? groups_[group_no - 1].get() : nullptr;
 }
@@ -49,7 +80,12 @@ GroupRuntime* SystemCore::find_group(std::string_view name) const {
 }
 
 std::optional<SendError> SystemCore::resolve_addr(Addr to, const Envelope& envelope, Targets& out) const {
-  GroupRuntime* g = to.node_no() == node_no() ? group(to.group_no()) : nullptr;
+  if (to.node_no() != node_no() && !to.is_null()) {
+    // Acquire pairs with the release in set_remote_router: the router is fully built.
+    RemoteRouter* remote = remote_router_.load(std::memory_order_acquire);
+    return remote != nullptr ? remote->resolve(to, envelope, out) : SendError::UnknownAddr;
+  }
+  GroupRuntime* g = group(to.group_no());
   if (g == nullptr) return SendError::UnknownAddr;
   if (to.is_group()) {
     g->resolve(envelope, out);

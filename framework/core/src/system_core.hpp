@@ -28,6 +28,7 @@
 
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/metrics_storage.hpp>
+#include <elfin/detail/system_hooks.hpp>
 #include <elfin/dumping.hpp>
 #include <elfin/detail/targets.hpp>
 #include <elfin/detail/timer_service.hpp>
@@ -94,6 +95,11 @@ class SystemCore {
   void log(LogLevel level, std::string_view group, std::string_view key, TraceId trace_id, std::string text);
   void count_limited_log(LogLevel level) { log_limited_[static_cast<std::size_t>(level)].fetch_add(1); }
   [[nodiscard]] LoggingCounters logging_counters() const;
+  /// See system_hooks.hpp.
+  [[nodiscard]] std::shared_ptr<void> extension(std::string_view name,
+                                                const std::function<std::shared_ptr<void>()>& make);
+  void set_remote_router(RemoteRouter* router) { remote_router_.store(router, std::memory_order_release); }
+  void add_shutdown_hook(std::function<void()> hook);
   /// Terminates the system and marks it failed (`System::failure`).
   void fail(std::string reason);
   [[nodiscard]] std::optional<std::string> failure() const;
@@ -111,6 +117,11 @@ class SystemCore {
   void termination_sequence(std::string reason);
 
   StartOptions options_;
+  // Batteries' per-system state: destroyed last, after every actor and thread that may use it.
+  std::mutex extensions_mu_;
+  std::vector<std::pair<std::string, std::shared_ptr<void>>> extensions_;  // guarded by extensions_mu_
+  std::vector<std::function<void()>> shutdown_hooks_;                       // guarded by extensions_mu_
+  std::atomic<RemoteRouter*> remote_router_{nullptr};
   AddressBook book_;
   std::unique_ptr<dumping::DumpStorage> dump_storage_;  // before groups_: they point into it
   std::unique_ptr<MetricsStorage> metrics_;              // likewise

@@ -202,7 +202,7 @@ class Parser {
 
   void parse_remote(const toml::table& root, TopologyFile& file) {
     for (const toml::table* remote : tables_at(root, "remote")) {
-      check_keys(*remote, "[[remote]]", {"name", "nodes"});
+      check_keys(*remote, "[[remote]]", {"name", "nodes", "routing"});
       auto name = string_at(*remote, "name", "[[remote]]", true);
       RemoteGroupDecl decl;
       if (name) decl.name = *name;
@@ -217,11 +217,29 @@ class Parser {
         error(*nodes, fmt::format("remote group `{}` nodes: expected an array of node numbers, got {}", decl.name,
                                   kind_of(*nodes)));
       }
+      if (auto routing = string_at(*remote, "routing", "[[remote]]", false)) {
+        if (*routing != "unicast" && *routing != "broadcast") {
+          error(*remote->get("routing"),
+                fmt::format("remote group `{}` routing: expected \"unicast\" or \"broadcast\", got \"{}\"", decl.name,
+                            *routing));
+        }
+        decl.routing = *routing;
+      }
       if (!name) continue;
       if (group_lines_.contains(decl.name)) {
         error(*remote, fmt::format("group `{}` is declared both local (line {}) and remote", decl.name,
                                    group_lines_[decl.name]));
         continue;
+      }
+      if (const auto* factory = registry_.remote_factory()) {
+        if (!group_lines_.contains("system.network")) {
+          error(*remote, fmt::format("remote group `{}` needs a `system.network` group (blueprint \"elfin.network\") "
+                                     "to reach its nodes",
+                                     decl.name));
+        } else {
+          file.topology.local(decl.name).mount((*factory)(decl));
+          remote_mounted_.insert(decl.name);
+        }
       }
       file.remote_groups.push_back(std::move(decl));
     }
@@ -280,12 +298,12 @@ class Parser {
       if (!from || !to) continue;
       bool ok = true;
       for (const auto* end : {&*from, &*to}) {
-        if (group_lines_.contains(*end)) continue;
+        if (group_lines_.contains(*end) || remote_mounted_.contains(*end)) continue;
         bool remote = false;
         for (const auto& r : file.remote_groups) remote = remote || r.name == *end;
         if (remote) {
-          error(*route, fmt::format("route {} -> {}: `{}` is a remote group; routes to other nodes come with the "
-                                    "network battery",
+          error(*route, fmt::format("route {} -> {}: `{}` is a remote group, and this binary has no network battery "
+                                    "(elfin.network) to reach it",
                                     *from, *to, *end));
         } else {
           error(*route, fmt::format("route {} -> {}: no group named `{}` is declared", *from, *to, *end));
@@ -313,6 +331,7 @@ class Parser {
   const BlueprintRegistry& registry_;
   std::vector<std::string> errors_;
   std::map<std::string, std::uint32_t> group_lines_;
+  std::set<std::string> remote_mounted_;
 };
 
 }  // namespace

@@ -12,7 +12,10 @@
 // Thread safety: fill it on one thread, then read it from any.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +24,13 @@
 #include <elfin/result.hpp>
 
 namespace elfin {
+
+/// A group declared to live on other nodes (`[[remote]]` in a topology file).
+struct RemoteGroupDecl {
+  std::string name;
+  std::vector<std::uint16_t> nodes;
+  std::string routing = "unicast";  ///< "unicast" or "broadcast"
+};
 
 class BlueprintRegistry {
  public:
@@ -36,12 +46,19 @@ class BlueprintRegistry {
   /// Every entry, sorted by name.
   [[nodiscard]] std::vector<Entry> entries() const;
 
+  /// Makes the blueprint of a `[[remote]]` group; the network battery registers it.
+  using RemoteFactory = std::function<Blueprint(const RemoteGroupDecl&)>;
+  void set_remote_factory(RemoteFactory factory) { remote_factory_ = std::move(factory); }
+  /// Null when no network battery is registered.
+  [[nodiscard]] const RemoteFactory* remote_factory() const { return remote_factory_ ? &remote_factory_ : nullptr; }
+
  private:
   struct Item {
     Blueprint blueprint;
     std::string description;
   };
   std::map<std::string, Item, std::less<>> items_;
+  RemoteFactory remote_factory_;
 };
 
 }  // namespace elfin

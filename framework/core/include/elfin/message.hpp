@@ -31,6 +31,7 @@ namespace elfin {
 
 namespace detail {
 struct EnvelopeBlock;
+struct RequestOps;
 }
 
 /// Everything the runtime needs to handle a message whose type it does not know.
@@ -52,6 +53,9 @@ struct MessageVTable {
   detail::EnvelopeBlock* (*make_block)(void* moved_from_msg) = nullptr;
   void (*destroy_block)(detail::EnvelopeBlock* block) noexcept = nullptr;
   const void* (*data)(const detail::EnvelopeBlock* block) noexcept = nullptr;
+
+  /// Requests only: answering and applying answers across nodes (elfin/detail/request_ops.hpp).
+  const detail::RequestOps* request_ops = nullptr;
 };
 
 template <class M>

@@ -20,9 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include <elfin/detail/request_state.hpp>
 #include <elfin/detail/response_dumping.hpp>
-#include <elfin/detail/spin_lock.hpp>
-#include <elfin/detail/waker.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
 #include <elfin/result.hpp>
@@ -30,126 +29,6 @@
 
 namespace elfin {
 
-namespace detail {
-
-class RequestStateBase {
- public:
-  RequestStateBase(bool all, Waker waiter) : waiter_(std::move(waiter)), all_(all) {}
-  RequestStateBase(const RequestStateBase&) = delete;
-  RequestStateBase& operator=(const RequestStateBase&) = delete;
-  virtual ~RequestStateBase() = default;
-
-  /// One more mailbox holds the request. Called before the push, so an answer can never
-  /// outrun its own delivery count.
-  void add_delivery() {
-    std::lock_guard lock(mu_);
-    ++outstanding_;
-  }
-  /// The push after `add_delivery` failed: that mailbox owes nothing.
-  void cancel_delivery() { finish_one(std::nullopt); }
-  /// A recipient will never answer.
-  void fail(RequestError error) { finish_one(error); }
-  /// The requester finished delivering; from now on an empty count means "all answered".
-  void release_sender() { finish_one(std::nullopt); }
-
-  /// Acquire pairs with the release in `settle`, so the answer written before is visible.
-  [[nodiscard]] bool done() const { return done_.load(std::memory_order_acquire); }
-  [[nodiscard]] bool is_all() const { return all_; }
-  /// Trace id of the answer that completed the request (responses carry their request's trace).
-  /// Valid once `done()`; nothing writes it afterwards.
-  [[nodiscard]] TraceId response_trace_id() const { return response_trace_; }
-
-  /// Set before sending when the requester's group dumps: links the request's dumps with its
-  /// responses' (`c` in dump files). 0 and null otherwise.
-  void mark_dumped(std::uint64_t correlation_id, const MessageVTable* request) {
-    correlation_id_ = correlation_id;
-    request_vtable_ = request;
-  }
-  [[nodiscard]] std::uint64_t correlation_id() const { return correlation_id_; }
-  [[nodiscard]] const MessageVTable* request_vtable() const { return request_vtable_; }
-
- protected:
-  // Every path that changes the answer state funnels through here: it updates the count and, if
-  // the request just completed, wakes the requester outside the lock.
-  template <class Record>
-  void settle(Record&& record, bool counts_as_answer, TraceId trace) {
-    Waker to_wake;
-    {
-      std::lock_guard lock(mu_);
-      if (done_.load(std::memory_order_relaxed)) return;
-      bool complete_now = record();
-      if (counts_as_answer) --outstanding_;
-      if (trace.is_valid()) response_trace_ = trace;
-      if (complete_now || outstanding_ == 0) {
-        done_.store(true, std::memory_order_release);
-        to_wake = std::move(waiter_);
-      }
-    }
-    if (to_wake) to_wake.wake();
-  }
-  virtual void record_error_locked(RequestError error) = 0;
-
- private:
-  void finish_one(std::optional<RequestError> error) {
-    settle(
-        [&] {
-          if (error) record_error_locked(*error);
-          return false;
-        },
-        true, TraceId{});
-  }
-
-  SpinLock mu_;
-  int outstanding_ = 1;  // the requester's own hold until `release_sender`
-  std::atomic<bool> done_{false};
-  TraceId response_trace_;
-  std::uint64_t correlation_id_ = 0;
-  const MessageVTable* request_vtable_ = nullptr;
-  Waker waiter_;
-  bool all_;
-};
-
-template <class T>
-class RequestState final : public RequestStateBase {
- public:
-  using RequestStateBase::RequestStateBase;
-
-  void respond(T value, TraceId trace) {
-    this->settle(
-        [&] {
-          if (is_all()) {
-            all_results_.emplace_back(std::move(value));
-            return false;
-          }
-          any_result_.emplace(std::move(value));
-          return true;  // the first Ok settles an "any" request
-        },
-        true, trace);
-  }
-
-  /// The answer of an "any" request (call once `done()`).
-  Result<T, RequestError> take_any() {
-    if (any_result_) return std::move(*any_result_);
-    return Err{best_error_.value_or(RequestError::Failed)};
-  }
-  /// Every answer of an "all" request (call once `done()`).
-  std::vector<Result<T, RequestError>> take_all() { return std::move(all_results_); }
-
- private:
-  void record_error_locked(RequestError error) override {
-    if (is_all()) {
-      all_results_.emplace_back(Err{error});
-    } else if (!best_error_ || error == RequestError::Ignored) {
-      best_error_ = error;
-    }
-  }
-
-  std::optional<Result<T, RequestError>> any_result_;
-  std::optional<RequestError> best_error_;
-  std::vector<Result<T, RequestError>> all_results_;
-};
-
-}  // namespace detail
 
 /// The right to answer one request, once. Dropping it unanswered answers `Ignored`.
 template <Request R>

@@ -21,9 +21,10 @@
 //   to = "pongers"
 //   messages = ["pingpong.*"]       # "protocol.Name", "protocol.*" or "*"; several allowed
 //
-//   [[remote]]                      # declared for the network battery; not routed yet
+//   [[remote]]                      # a group on other nodes, reached through system.network
 //   name = "storage"
 //   nodes = [2, 3]
+//   routing = "unicast"             # first connected node in `nodes` order; or "broadcast"
 //
 // Loading builds the same `Topology` the C++ API builds (`local`, `route_to`, `mount`,
 // `entrypoint`). Every mistake is reported with file and line, all of them at once: unknown
@@ -45,12 +46,6 @@
 #include <elfin/topology.hpp>
 
 namespace elfin {
-
-/// A group declared to live on other nodes (the network battery will route to it).
-struct RemoteGroupDecl {
-  std::string name;
-  std::vector<std::uint16_t> nodes;
-};
 
 struct TopologyFile {
   std::string source;  ///< the file it was read from

@@ -39,6 +39,9 @@ struct EnvelopeBlock {
   MessageKind kind = MessageKind::Regular;
   const MessageVTable* vtable = nullptr;
   Addr sender;
+  /// Set by a send to an address (`*_to`) before the block is shared: the network forwards the
+  /// envelope to that actor on its node. Null for routed sends.
+  Addr recipient;
   TraceId trace_id;
   std::chrono::steady_clock::time_point created_at;  ///< epoch unless g_stamp_created_at
   std::shared_ptr<RequestStateBase> request;         ///< set for requests; answers go here

@@ -36,6 +36,9 @@ class SendOp {
 
   /// Pushes to the remaining recipients; false while waiting for space (Bounded mode only).
   bool run(ActorCell* waiter);
+  /// Bounded mode, from outside any actor: pushes until a mailbox is full and stops there (false)
+  /// without waiting; a later `run(waiter)` continues with that recipient.
+  bool run_until_full();
   [[nodiscard]] bool finished() const { return finished_; }
   [[nodiscard]] Result<void, SendError> result() const;
 
@@ -47,6 +50,7 @@ class SendOp {
   bool finished_ = false;
   bool any_ok_ = false;
   bool any_full_ = false;
+  bool stop_at_full_ = false;
   std::optional<SendError> resolve_error_;
 };
 

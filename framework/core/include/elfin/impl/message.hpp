@@ -2,9 +2,21 @@
 #pragma once
 
 #include <elfin/detail/envelope_block.hpp>
+#include <elfin/detail/request_ops.hpp>
 #include <elfin/message.hpp>
 
 namespace elfin {
+
+namespace detail {
+template <class M>
+const RequestOps* request_ops_of() noexcept {
+  if constexpr (Request<M>) {
+    return request_ops_for<typename M::Response>();
+  } else {
+    return nullptr;
+  }
+}
+}  // namespace detail
 
 template <Message M>
 const MessageVTable& vtable_of() noexcept {
@@ -31,6 +43,7 @@ const MessageVTable& vtable_of() noexcept {
       .data = [](const detail::EnvelopeBlock* b) noexcept -> const void* {
         return &static_cast<const detail::TypedBlock<M>*>(b)->message;
       },
+      .request_ops = detail::request_ops_of<M>(),
   };
   return vtable;
 }

@@ -1,0 +1,62 @@
+// System hooks: what a battery that lives next to the runtime (the network) needs from a running
+// system and cannot get through messages — per-system state, a say in where messages to other
+// nodes go, and the runtime's log.
+//
+// These are internals for batteries in `framework/`, not an API for actor groups.
+//
+// Thread safety: every function from any thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <elfin/actor_status.hpp>
+#include <elfin/addr.hpp>
+#include <elfin/detail/targets.hpp>
+#include <elfin/envelope.hpp>
+#include <elfin/errors.hpp>
+#include <elfin/logging.hpp>
+
+namespace elfin::detail {
+
+class SystemCore;
+class GroupRuntime;
+
+/// Decides where a send to an address on another node goes (the network's forwarders).
+class RemoteRouter {
+ public:
+  virtual ~RemoteRouter() = default;
+  /// Appends the local actors that carry `envelope` to `to`'s node; an error if there are none.
+  [[nodiscard]] virtual std::optional<SendError> resolve(Addr to, const Envelope& envelope, Targets& out) = 0;
+};
+
+/// The state named `name` of this system, made by `make` on first use and kept until the system is
+/// destroyed (after its actors and threads have stopped).
+[[nodiscard]] std::shared_ptr<void> system_extension(SystemCore& system, std::string_view name,
+                                                     const std::function<std::shared_ptr<void>()>& make);
+template <class T>
+[[nodiscard]] std::shared_ptr<T> system_extension(SystemCore& system, std::string_view name) {
+  return std::static_pointer_cast<T>(system_extension(system, name, [] { return std::make_shared<T>(); }));
+}
+
+/// Runs `hook` when the system is dropped, after its actors finished and before its workers and
+/// groups go: a battery stops its own threads there. Hooks run in reverse order of registration.
+void on_system_shutdown(SystemCore& system, std::function<void()> hook);
+
+/// Sends to other nodes' addresses go through `router` from now on (nullptr: back to UnknownAddr).
+/// The router must stay alive until the system is destroyed or the router is replaced.
+void set_remote_router(SystemCore& system, RemoteRouter* router);
+
+[[nodiscard]] std::uint16_t node_no_of(const SystemCore& system);
+/// The group mounted as `name`, or nullptr.
+[[nodiscard]] GroupRuntime* find_group(const SystemCore& system, std::string_view name);
+/// A group by its number on this node, or nullptr.
+[[nodiscard]] GroupRuntime* group_by_no(const SystemCore& system, std::uint8_t group_no);
+/// Writes a runtime record to the system's log (the logger group, or stderr).
+void write_runtime_log(SystemCore& system, LogLevel level, const ActorMeta& meta, std::string text);
+
+}  // namespace elfin::detail

@@ -1,0 +1,490 @@
+#include "connection.hpp"
+
+#include <asio/post.hpp>
+#include <asio/write.hpp>
+#include <tuple>
+#include <fmt/format.h>
+
+#include <elfin/any_message.hpp>
+#include <elfin/detail/envelope_block.hpp>
+#include <elfin/detail/group_runtime.hpp>
+#include <elfin/detail/send_op.hpp>
+
+#include "network_state.hpp"
+
+namespace elfin::network::detail {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string endpoint_text(const asio::ip::tcp::socket& socket) {
+  std::error_code ec;
+  auto ep = socket.remote_endpoint(ec);
+  return ec ? std::string("?") : fmt::format("{}:{}", ep.address().to_string(), ep.port());
+}
+
+std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+}
+
+}  // namespace
+
+Connection::Connection(NetworkState& net, asio::ip::tcp::socket socket, bool outgoing)
+    : net_(net),
+      socket_(std::move(socket)),
+      timer_(net.io()),
+      outgoing_(outgoing),
+      address_(endpoint_text(socket_)),
+      handshake_(net.identity(), net.config().secret),
+      reader_(static_cast<std::uint32_t>(net.config().max_frame_size.bytes)) {
+  std::error_code ignored;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+}
+
+Connection::~Connection() = default;
+
+void Connection::start() {
+  last_received_ = Clock::now();
+  opened_at_ = last_received_;
+  write_now(handshake_.start());
+  start_timer();
+  read_some();
+}
+
+// --- writing ---------------------------------------------------------------------------------
+
+void Connection::write_now(std::string bytes) {
+  std::lock_guard lock(out_mu_);
+  if (out_closed_) return;
+  out_ += bytes;
+  kick_writer_locked();
+}
+
+void Connection::send_frame(const Frame& frame) {
+  std::lock_guard lock(out_mu_);
+  if (out_closed_) return;
+  encode(frame, out_);
+  kick_writer_locked();
+}
+
+void Connection::kick_writer_locked() {
+  if (write_in_flight_ || out_.empty()) return;
+  write_in_flight_ = true;
+  asio::post(net_.io(), [self = shared_from_this()] { self->do_write(); });
+}
+
+void Connection::do_write() {
+  {
+    std::lock_guard lock(out_mu_);
+    if (out_.empty() || out_closed_) {
+      write_in_flight_ = false;
+      return;
+    }
+    write_buf_.swap(out_);
+  }
+  asio::async_write(socket_, asio::buffer(write_buf_), [self = shared_from_this()](std::error_code ec, std::size_t) {
+    self->write_buf_.clear();
+    if (ec) {
+      {
+        std::lock_guard lock(self->out_mu_);
+        self->write_in_flight_ = false;
+      }
+      self->close(fmt::format("write failed: {}", ec.message()));
+      return;
+    }
+    self->do_write();
+  });
+}
+
+std::shared_ptr<TxFlow> Connection::open_flow() {
+  std::lock_guard lock(flows_mu_);
+  auto flow = std::make_shared<TxFlow>(next_flow_++);
+  if (closed()) flow->close();
+  tx_flows_.emplace(flow->id(), flow);
+  return flow;
+}
+
+Result<void, std::string> Connection::send_envelope(Envelope& envelope, const TxFlow& flow, std::uint8_t group_no) {
+  const MessageVTable& vtable = envelope.vtable();
+  auto* block = envelope.block();
+  MessageFrame header;
+  header.flow_id = flow.id();
+  header.sender = envelope.sender().raw();
+  header.trace_id = envelope.trace_id().raw();
+  header.protocol = vtable.protocol;
+  header.name = vtable.name;
+  if (group_no == 0) {
+    header.direct = true;
+    header.recipient = block->recipient.raw();
+  } else {
+    header.group_no = group_no;
+  }
+
+  // The payload is packed outside the lock; a thread's buffer is reused from message to message.
+  thread_local msgpack::sbuffer payload;
+  payload.clear();
+  try {
+    msgpack::packer<msgpack::sbuffer> packer(payload);
+    vtable.pack(envelope.data(), packer);
+  } catch (const std::exception& e) {
+    return Err{fmt::format("cannot encode {}.{}: {}", vtable.protocol, vtable.name, e.what())};
+  }
+
+  // A request someone waits for: remember its state before the frame can leave, so the Response
+  // never arrives first. From here the connection carries the obligation to answer.
+  const bool awaited = envelope.kind() == MessageKind::Request && envelope.obligated() && block->request &&
+                       vtable.request_ops != nullptr;
+  if (awaited) {
+    std::lock_guard lock(pending_mu_);
+    if (pending_closed_) return Err{std::string("connection closed")};
+    header.request = true;
+    header.request_all = block->request->is_all();
+    header.request_id = next_request_++;
+    pending_.emplace(header.request_id, Pending{block->request, vtable.request_ops});
+    envelope.discharge();
+  }
+
+  std::lock_guard lock(out_mu_);
+  if (out_closed_) {
+    if (awaited) {
+      // close() fails the pending requests; this one may have been registered after it ran.
+      std::lock_guard plock(pending_mu_);
+      if (auto it = pending_.find(header.request_id); it != pending_.end()) {
+        auto state = std::move(it->second.state);
+        pending_.erase(it);
+        state->fail(RequestError::Failed);
+      }
+    }
+    return Err{std::string("connection closed")};
+  }
+  encode_message(header, out_, [](std::string& out) { out.append(payload.data(), payload.size()); });
+  kick_writer_locked();
+  return {};
+}
+
+// --- reading ---------------------------------------------------------------------------------
+
+void Connection::read_some() {
+  auto buffer = reader_.prepare(std::max<std::size_t>(reader_.missing(), 64 * 1024));
+  socket_.async_read_some(asio::buffer(buffer.data(), buffer.size()),
+                          [self = shared_from_this()](std::error_code ec, std::size_t n) {
+                            if (ec) {
+                              self->close(ec == asio::error::eof ? std::string("closed by peer")
+                                                                 : fmt::format("read failed: {}", ec.message()));
+                              return;
+                            }
+                            self->on_read(n);
+                          });
+}
+
+void Connection::on_read(std::size_t n) {
+  if (closed()) return;
+  reader_.commit(n);
+  last_received_ = Clock::now();
+  for (;;) {
+    auto next = reader_.next();
+    if (!next) {
+      const FrameError& error = next.error();
+      if (phase_ == Phase::Handshake) {
+        on_handshake_step(handshake_.on_error(error));
+        return;
+      }
+      if (error.fatal()) {
+        close(fmt::format("frame {}: {}", error.frame_no, error.message));
+        return;
+      }
+      on_bad_frame(error);
+      continue;
+    }
+    if (!next.value()) break;  // need more bytes
+    if (!dispatch(*next.value())) return;
+  }
+  read_some();
+}
+
+bool Connection::dispatch(const Frame& frame) {
+  switch (phase_) {
+    case Phase::Handshake:
+      on_handshake_step(handshake_.on_frame(frame));
+      return !closed();
+    case Phase::AwaitWelcome: {
+      const auto* welcome = std::get_if<Welcome>(&frame);
+      if (welcome == nullptr) {
+        close(fmt::format("protocol error: expected Welcome after the handshake, got {}",
+                          kind_name(static_cast<std::uint8_t>(kind_of(frame)))));
+        return false;
+      }
+      for (const auto& g : welcome->groups) peer_groups_.emplace(g.name, g.group_no);
+      phase_ = Phase::Open;
+      open_.store(true, std::memory_order_release);
+      net_.opened(shared_from_this());
+      return true;
+    }
+    case Phase::Open:
+      break;
+  }
+  if (const auto* m = std::get_if<MessageFrame>(&frame)) {
+    on_message(*m);
+  } else if (const auto* r = std::get_if<ResponseFrame>(&frame)) {
+    on_response(*r);
+  } else if (const auto* c = std::get_if<Credit>(&frame)) {
+    on_credit(*c);
+  } else if (const auto* p = std::get_if<Ping>(&frame)) {
+    send_frame(Pong{p->token});
+  } else if (std::holds_alternative<Pong>(frame)) {
+    // Receiving it already counted as traffic (idle detection).
+  } else if (const auto* bye = std::get_if<Bye>(&frame)) {
+    close(fmt::format("peer said goodbye: {}", bye->reason));
+    return false;
+  } else if (const auto* refuse = std::get_if<Refuse>(&frame)) {
+    close(fmt::format("refused by peer: {}", refuse->reason));
+    return false;
+  } else {
+    net_.log(LogLevel::Warn, fmt::format("node {} ({}): frame {}: unexpected {} frame after the handshake, skipped",
+                                         peer_.node_no, address_, reader_.frames_read(),
+                                         kind_name(static_cast<std::uint8_t>(kind_of(frame)))));
+  }
+  return true;
+}
+
+void Connection::on_handshake_step(Handshake::Step step) {
+  if (!step.send.empty()) write_now(std::move(step.send));
+  if (auto* refused = std::get_if<Handshake::Refused>(&step.state)) {
+    if (!refused->refuse_frame.empty()) write_now(std::move(refused->refuse_frame));
+    close(fmt::format("handshake refused: {}", refused->reason));
+    return;
+  }
+  if (auto* established = std::get_if<Handshake::Established>(&step.state)) {
+    peer_ = established->peer;
+    reader_.set_max_frame_size(static_cast<std::uint32_t>(net_.config().max_frame_size.bytes));
+    if (auto refusal = net_.admit(shared_from_this())) {
+      std::string frame;
+      encode(Refuse{*refusal}, frame);
+      write_now(std::move(frame));
+      close(fmt::format("refused node {}: {}", peer_.node_no, *refusal));
+      return;
+    }
+    phase_ = Phase::AwaitWelcome;
+    send_frame(net_.welcome());
+  }
+}
+
+void Connection::on_bad_frame(const FrameError& error) {
+  net_.log(LogLevel::Warn, fmt::format("node {} ({}): frame {} skipped: {}", peer_.node_no, address_, error.frame_no,
+                                       error.message));
+  if (error.flow_id) acknowledge(*error.flow_id);
+  if (error.request && error.request_id) answer_failed(*error.request_id, 0);
+}
+
+void Connection::answer_failed(std::uint64_t request_id, std::uint64_t trace_id) {
+  ResponseFrame response;
+  response.request_id = request_id;
+  response.trace_id = trace_id;
+  response.items.push_back(ResponseItem{ResponseStatus::Failed, {}});
+  send_frame(response);
+}
+
+std::shared_ptr<RxFlow> Connection::rx_flow(std::uint32_t id) {
+  auto it = rx_flows_.find(id);
+  if (it != rx_flows_.end()) return it->second;
+  std::weak_ptr<Connection> weak = weak_from_this();
+  auto flow = std::make_shared<RxFlow>(id, net_.next_pusher_key(), [weak, id](std::uint32_t delta) {
+    if (auto conn = weak.lock()) conn->send_credit(id, delta);
+  });
+  net_.register_pusher(flow);
+  return rx_flows_.emplace(id, std::move(flow)).first->second;
+}
+
+void Connection::acknowledge(std::uint32_t flow_id) {
+  rx_flow(flow_id)->delivered(1);
+}
+
+void Connection::on_message(const MessageFrame& frame) {
+  auto skip = [&](const std::string& why) {
+    net_.log(LogLevel::Warn, fmt::format("node {} ({}): frame {}: {}.{} skipped: {}", peer_.node_no, address_,
+                                         reader_.frames_read(), frame.protocol, frame.name, why));
+    acknowledge(frame.flow_id);
+    if (frame.request) answer_failed(frame.request_id, frame.trace_id);
+  };
+
+  auto decoded = AnyMessage::decode(frame.protocol, frame.name, frame.payload);
+  if (!decoded) return skip(decoded.error());
+  const auto& vtable = decoded->vtable();
+  Addr to;
+  if (frame.direct) {
+    to = Addr{frame.recipient};
+    if (to.node_no() != net_.node_no()) return skip(fmt::format("addressed to node {}, not this one", to.node_no()));
+  } else {
+    if (elfin::detail::group_by_no(net_.system(), frame.group_no) == nullptr) {
+      return skip(fmt::format("this node has no group number {}", frame.group_no));
+    }
+    to = Addr::group(net_.node_no(), frame.group_no);
+  }
+
+  Envelope envelope = std::move(*decoded).into_envelope(Addr{frame.sender}, TraceId{frame.trace_id});
+  std::shared_ptr<elfin::detail::RequestStateBase> request;
+  if (frame.request) {
+    if (vtable.request_ops == nullptr) return skip("sent as a request but it is not one here");
+    std::weak_ptr<Connection> weak = weak_from_this();
+    const auto* ops = vtable.request_ops;
+    const std::uint64_t request_id = frame.request_id;
+    request = ops->make_remote_state(frame.request_all, [weak, ops, request_id](elfin::detail::RequestStateBase& s) {
+      auto conn = weak.lock();
+      if (!conn) return;  // the requester's connection is gone; so is the requester's wait
+      ResponseFrame response;
+      response.request_id = request_id;
+      response.trace_id = s.response_trace_id().raw();
+      auto answers = ops->take_answers(s);
+      for (const auto& a : answers) {
+        response.items.push_back(ResponseItem{static_cast<ResponseStatus>(a.status), a.payload});
+      }
+      conn->send_frame(response);
+    });
+    envelope.block()->kind = MessageKind::Request;
+    envelope.block()->request = request;
+  }
+
+  auto flow = rx_flow(frame.flow_id);
+  BlockedDelivery delivery{elfin::detail::SendOp{net_.system(), to, std::move(envelope),
+                                                 elfin::detail::SendMode::Bounded},
+                           std::move(request)};
+  bool delivered_now = false;
+  const bool wake = flow->deliver_in_order(std::move(delivery), [&](BlockedDelivery& d) {
+    if (!d.op.run_until_full()) return false;
+    if (d.request) d.request->release_sender();
+    delivered_now = true;
+    return true;
+  });
+  if (delivered_now) acknowledge(frame.flow_id);
+  if (wake) net_.wake_pusher(flow->pusher_key());
+}
+
+void Connection::on_response(const ResponseFrame& frame) {
+  Pending pending;
+  {
+    std::lock_guard lock(pending_mu_);
+    auto it = pending_.find(frame.request_id);
+    if (it == pending_.end()) {
+      net_.log(LogLevel::Warn, fmt::format("node {} ({}): frame {}: a response to unknown request {}, skipped",
+                                           peer_.node_no, address_, reader_.frames_read(), frame.request_id));
+      return;
+    }
+    pending = std::move(it->second);
+    pending_.erase(it);
+  }
+  std::vector<elfin::detail::AnswerView> answers;
+  answers.reserve(frame.items.size());
+  for (const auto& item : frame.items) {
+    answers.push_back({static_cast<elfin::detail::AnswerStatus>(item.status), item.payload});
+  }
+  if (auto problem = pending.ops->apply_answers(*pending.state, answers, TraceId{frame.trace_id})) {
+    net_.log(LogLevel::Warn,
+             fmt::format("node {} ({}): request {}: {}", peer_.node_no, address_, frame.request_id, *problem));
+  }
+}
+
+void Connection::on_credit(const Credit& credit) {
+  std::shared_ptr<TxFlow> flow;
+  {
+    std::lock_guard lock(flows_mu_);
+    auto it = tx_flows_.find(credit.flow_id);
+    if (it != tx_flows_.end()) flow = it->second;
+  }
+  if (flow) flow->grant(credit.delta);
+}
+
+// --- timers and closing ----------------------------------------------------------------------
+
+void Connection::start_timer() {
+  const auto& config = net_.config();
+  auto period = std::min(config.ping_interval, config.idle_timeout / 2);
+  if (period.count() <= 0) period = std::chrono::milliseconds{1000};
+  timer_.expires_after(period);
+  timer_.async_wait([self = shared_from_this()](std::error_code ec) {
+    if (!ec) self->on_timer();
+  });
+}
+
+void Connection::on_timer() {
+  if (closed()) return;
+  const auto now = Clock::now();
+  const auto& config = net_.config();
+  if (phase_ != Phase::Open && now - opened_at_ > config.idle_timeout) {
+    close(fmt::format("handshake not finished within {} ms", config.idle_timeout.count()));
+    return;
+  }
+  if (now - last_received_ > config.idle_timeout) {
+    close(fmt::format("nothing received for {} ms (idle_timeout)", config.idle_timeout.count()));
+    return;
+  }
+  if (phase_ == Phase::Open) send_frame(Ping{now_ns()});
+  start_timer();
+}
+
+void Connection::close(std::string reason, bool bye) {
+  if (closed_.exchange(true, std::memory_order_acq_rel)) return;
+  if (bye) {
+    std::string frame;
+    encode(Bye{reason}, frame);
+    std::lock_guard lock(out_mu_);
+    out_ += frame;
+  }
+  asio::post(net_.io(), [self = shared_from_this(), reason = std::move(reason), bye] {
+    if (bye && self->write_buf_.empty()) {
+      // A best-effort goodbye that never blocks: one non-blocking write of what is buffered (not
+      // while an asynchronous write is in flight, whose bytes would interleave).
+      std::string rest;
+      {
+        std::lock_guard lock(self->out_mu_);
+        rest.swap(self->out_);
+      }
+      std::error_code ignored;
+      self->socket_.non_blocking(true, ignored);
+      std::ignore = self->socket_.write_some(asio::buffer(rest), ignored);
+    }
+    self->finish_close(reason);
+  });
+}
+
+void Connection::finish_close(const std::string& reason) {
+  {
+    std::lock_guard lock(out_mu_);
+    out_closed_ = true;
+    out_.clear();
+  }
+  std::error_code ignored;
+  timer_.cancel();
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  open_.store(false, std::memory_order_release);
+
+  std::unordered_map<std::uint64_t, Pending> pending;
+  {
+    std::lock_guard lock(pending_mu_);
+    pending_closed_ = true;
+    pending.swap(pending_);
+  }
+  for (auto& [id, p] : pending) p.state->fail(RequestError::Failed);
+  {
+    std::lock_guard lock(flows_mu_);
+    for (auto& [id, flow] : tx_flows_) flow->close();
+  }
+  std::string text = reason;
+  if (!pending.empty()) text += fmt::format("; {} request(s) waiting for an answer failed", pending.size());
+  net_.closed(*this, text);
+}
+
+std::uint8_t Connection::peer_group(std::string_view name) const {
+  auto it = peer_groups_.find(name);
+  return it == peer_groups_.end() ? 0 : it->second;
+}
+
+std::vector<std::string> Connection::peer_group_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, no] : peer_groups_) names.push_back(name);
+  return names;
+}
+
+}  // namespace elfin::network::detail

@@ -1,0 +1,137 @@
+// Connection: one TCP connection to a peer node — handshake, Welcome, then frames both ways.
+//
+// Reading, handshake, timers and frame dispatch run on the network's I/O thread. Writing is open
+// to every thread: a frame is appended to the outgoing buffer under a mutex, and the I/O thread
+// writes the buffer out, swapping it for an empty one, so many small frames leave in one write.
+//
+// Requests sent over the connection wait in `pending_` for their Response; when the connection
+// closes, every one of them fails (Failed), so no requester waits forever.
+//
+// Thread safety: as said per member; `close` from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <asio/ip/tcp.hpp>
+#include <asio/steady_timer.hpp>
+
+#include <elfin/detail/request_ops.hpp>
+#include <elfin/envelope.hpp>
+#include <elfin/network/frame.hpp>
+#include <elfin/network/handshake.hpp>
+#include <elfin/result.hpp>
+
+#include "flows.hpp"
+
+namespace elfin::network::detail {
+
+class NetworkState;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(NetworkState& net, asio::ip::tcp::socket socket, bool outgoing);
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  ~Connection();
+
+  /// I/O thread: sends Hello and starts reading.
+  void start();
+  /// Any thread: closes the connection (once); `bye` sends a Bye frame with the reason first.
+  void close(std::string reason, bool bye = false);
+  [[nodiscard]] bool closed() const { return closed_.load(std::memory_order_acquire); }
+  /// Handshake and Welcome done: frames may flow.
+  [[nodiscard]] bool open() const { return open_.load(std::memory_order_acquire); }
+
+  // Known once the handshake is done (written by the I/O thread before `open()` turns true).
+  [[nodiscard]] std::uint16_t node_no() const { return peer_.node_no; }
+  [[nodiscard]] std::uint64_t launch_id() const { return peer_.launch_id; }
+  [[nodiscard]] const std::string& node_name() const { return peer_.node_name; }
+  [[nodiscard]] const std::string& address() const { return address_; }
+  [[nodiscard]] bool outgoing() const { return outgoing_; }
+  /// The peer's group number for `name` (0: the peer has no such group). Valid once open.
+  [[nodiscard]] std::uint8_t peer_group(std::string_view name) const;
+  [[nodiscard]] std::vector<std::string> peer_group_names() const;
+
+  /// Any thread: a new sender-side flow on this connection.
+  [[nodiscard]] std::shared_ptr<TxFlow> open_flow();
+  /// Any thread: writes `envelope` as a Message frame on `flow` (the caller holds one credit).
+  /// `group_no` routes it through that group of the peer; 0 sends it to `block()->recipient`.
+  /// A request the envelope obliges to answer is tracked until its Response arrives.
+  [[nodiscard]] Result<void, std::string> send_envelope(Envelope& envelope, const TxFlow& flow, std::uint8_t group_no);
+  /// Any thread: appends one frame to the outgoing buffer.
+  void send_frame(const Frame& frame);
+  /// Any thread: a Credit frame for an inbound flow.
+  void send_credit(std::uint32_t flow_id, std::uint32_t delta) { send_frame(Credit{flow_id, delta}); }
+
+ private:
+  enum class Phase : std::uint8_t { Handshake, AwaitWelcome, Open };
+  struct Pending {
+    std::shared_ptr<elfin::detail::RequestStateBase> state;
+    const elfin::detail::RequestOps* ops = nullptr;
+  };
+
+  // I/O thread only.
+  void read_some();
+  void on_read(std::size_t n);
+  /// False once the connection should stop reading (closed).
+  bool dispatch(const Frame& frame);
+  void on_bad_frame(const FrameError& error);
+  void on_message(const MessageFrame& frame);
+  void on_response(const ResponseFrame& frame);
+  void on_credit(const Credit& credit);
+  void on_handshake_step(Handshake::Step step);
+  void start_timer();
+  void on_timer();
+  void write_now(std::string bytes);
+  void kick_writer_locked();
+  void do_write();
+  void finish_close(const std::string& reason);
+  /// An inbound flow's state (created on its first message).
+  std::shared_ptr<RxFlow> rx_flow(std::uint32_t id);
+  void answer_failed(std::uint64_t request_id, std::uint64_t trace_id);
+  /// Counts a message of flow `id` as handled; sends credit when due.
+  void acknowledge(std::uint32_t flow_id);
+
+  NetworkState& net_;
+  asio::ip::tcp::socket socket_;
+  asio::steady_timer timer_;
+  const bool outgoing_;
+  std::string address_;
+  Handshake handshake_;
+  FrameReader reader_;
+  Phase phase_ = Phase::Handshake;
+  Hello peer_;
+  std::map<std::string, std::uint8_t, std::less<>> peer_groups_;  // written before open_
+  std::chrono::steady_clock::time_point last_received_;
+  std::chrono::steady_clock::time_point opened_at_;
+  std::unordered_map<std::uint32_t, std::shared_ptr<RxFlow>> rx_flows_;
+  std::string write_buf_;  // being written
+
+  std::atomic<bool> open_{false};
+  std::atomic<bool> closed_{false};
+
+  std::mutex out_mu_;
+  std::string out_;              // guarded by out_mu_
+  bool write_in_flight_ = false;  // guarded by out_mu_
+  bool out_closed_ = false;       // guarded by out_mu_
+
+  std::mutex flows_mu_;
+  std::unordered_map<std::uint32_t, std::shared_ptr<TxFlow>> tx_flows_;  // guarded by flows_mu_
+  std::uint32_t next_flow_ = 1;                                          // guarded by flows_mu_
+
+  std::mutex pending_mu_;
+  std::unordered_map<std::uint64_t, Pending> pending_;  // guarded by pending_mu_
+  std::uint64_t next_request_ = 1;                      // guarded by pending_mu_
+  bool pending_closed_ = false;                         // guarded by pending_mu_
+};
+
+}  // namespace elfin::network::detail

@@ -1,0 +1,134 @@
+// Flows: the credit each forwarder has on a connection (sender side) and the acknowledgements a
+// receiver owes (receiver side).
+//
+// Sender: a TxFlow starts with kFlowWindow credits; each message takes one; Credit frames give
+// them back. A forwarder without credit parks (CreditAwaitable) until credit arrives or the
+// connection closes.
+//
+// Receiver: a message counts as delivered once it sits in a local mailbox (or could not be
+// delivered at all: undecodable, no such group). Delivered messages are acknowledged in batches of
+// half a window, so Credit frames stay rare. Messages that met a full mailbox wait in the RxFlow's
+// queue, in order, for its pusher actor; while that queue is not empty, later messages of the flow
+// queue behind them (per-sender FIFO holds across the network).
+//
+// Thread safety: TxFlow from the forwarder and the I/O thread; RxFlow from the I/O thread and its
+// pusher; both lock internally.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include <elfin/detail/request_state.hpp>
+#include <elfin/detail/send_op.hpp>
+#include <elfin/detail/waker.hpp>
+#include <elfin/network/network.hpp>
+
+namespace elfin::network::detail {
+
+class TxFlow {
+ public:
+  explicit TxFlow(std::uint32_t id) : id_(id) {}
+  [[nodiscard]] std::uint32_t id() const { return id_; }
+
+  /// Takes one credit if there is one.
+  [[nodiscard]] bool try_acquire() {
+    std::int64_t credit = credit_.load(std::memory_order_seq_cst);
+    while (credit > 0) {
+      if (credit_.compare_exchange_weak(credit, credit - 1, std::memory_order_seq_cst)) return true;
+    }
+    return false;
+  }
+  /// Parks `waker` until credit arrives or the flow closes. No wakeup is lost: the forwarder
+  /// stores its waker, then re-checks the credit (see CreditAwaitable); `grant` adds credit first
+  /// and then takes the waker under the same lock, so either the re-check sees the credit or
+  /// `grant` sees the waker. Both sides use seq_cst on the counter.
+  void park(elfin::detail::Waker waker) {
+    std::lock_guard lock(mu_);
+    waker_ = std::move(waker);
+  }
+  void grant(std::uint32_t delta) {
+    credit_.fetch_add(delta, std::memory_order_seq_cst);
+    wake();
+  }
+  void close() {
+    closed_.store(true, std::memory_order_seq_cst);
+    wake();
+  }
+  [[nodiscard]] bool closed() const { return closed_.load(std::memory_order_seq_cst); }
+
+ private:
+  void wake() {
+    elfin::detail::Waker waker;
+    {
+      std::lock_guard lock(mu_);
+      waker = std::move(waker_);
+    }
+    if (waker) waker.wake();
+  }
+  const std::uint32_t id_;
+  std::atomic<std::int64_t> credit_{kFlowWindow};
+  std::atomic<bool> closed_{false};
+  std::mutex mu_;
+  elfin::detail::Waker waker_;  // guarded by mu_
+};
+
+/// A delivery that met a full mailbox: the rest of the send, and the request state to release
+/// once it is done (remote requests only).
+struct BlockedDelivery {
+  elfin::detail::SendOp op;
+  std::shared_ptr<elfin::detail::RequestStateBase> request;
+};
+
+class RxFlow {
+ public:
+  /// `send_credit` returns credit to the sender (it must not call back into the flow).
+  RxFlow(std::uint32_t id, std::uint64_t pusher_key, std::function<void(std::uint32_t)> send_credit)
+      : id_(id), pusher_key_(pusher_key), send_credit_(std::move(send_credit)) {}
+  [[nodiscard]] std::uint32_t id() const { return id_; }
+  [[nodiscard]] std::uint64_t pusher_key() const { return pusher_key_; }
+
+  /// Delivers now unless earlier messages of the flow wait; returns true if the pusher must be
+  /// woken (the queue was empty and now holds this delivery).
+  template <class Deliver>
+  [[nodiscard]] bool deliver_in_order(BlockedDelivery delivery, Deliver&& try_now) {
+    std::lock_guard lock(mu_);
+    if (queue_.empty() && try_now(delivery)) return false;
+    queue_.push_back(std::move(delivery));
+    return queue_.size() == 1;
+  }
+  /// The pusher takes the head; it stays "in the queue" (later messages keep queueing behind it)
+  /// until `pop_done`.
+  [[nodiscard]] BlockedDelivery* head() {
+    std::lock_guard lock(mu_);
+    return queue_.empty() ? nullptr : &queue_.front();
+  }
+  void pop_done() {
+    std::lock_guard lock(mu_);
+    queue_.pop_front();
+  }
+  /// Counts `n` handled messages and returns credit to the sender once half a window is due.
+  void delivered(std::uint32_t n) {
+    std::uint32_t due = 0;
+    {
+      std::lock_guard lock(mu_);
+      unacked_ += n;
+      if (unacked_ >= kFlowWindow / 2) due = std::exchange(unacked_, 0);
+    }
+    if (due > 0) send_credit_(due);
+  }
+
+ private:
+  const std::uint32_t id_;
+  const std::uint64_t pusher_key_;
+  const std::function<void(std::uint32_t)> send_credit_;
+  std::mutex mu_;
+  std::deque<BlockedDelivery> queue_;  // guarded by mu_; deque: head() stays valid while others are pushed
+  std::uint32_t unacked_ = 0;          // guarded by mu_
+};
+
+}  // namespace elfin::network::detail

@@ -1,0 +1,233 @@
+// The network battery's groups: `system.network` (manager, direct forwarders, pushers) and remote
+// groups (forwarders to one node each). See elfin/network/network.hpp.
+#include <elfin/network/network.hpp>
+
+#include <coroutine>
+
+#include <fmt/format.h>
+
+#include <elfin/actor_group.hpp>
+#include <elfin/detail/awaitables.hpp>
+#include <elfin/detail/system_hooks.hpp>
+#include <elfin/logging.hpp>
+#include <elfin/messages.hpp>
+
+#include "connection.hpp"
+#include "network_state.hpp"
+
+namespace elfin::network {
+
+namespace {
+
+using detail::Connection;
+using detail::NetworkState;
+using detail::TxFlow;
+using elfin::detail::ActorCell;
+using elfin::detail::ActorCellAccess;
+
+/// `co_await`: parks the forwarder until its flow has credit (taking one) or is closed.
+class [[nodiscard]] CreditAwaitable {
+ public:
+  CreditAwaitable(ActorCell* self, std::shared_ptr<TxFlow> flow) : self_(self), flow_(std::move(flow)) {}
+  bool await_ready() { return ready(); }
+  void await_suspend(std::coroutine_handle<> h) { self_->suspend(h, &poll, this); }
+  /// True with a credit taken, false if the flow closed.
+  bool await_resume() const { return acquired_; }
+
+ private:
+  bool ready() {
+    if (flow_->try_acquire()) return acquired_ = true;
+    if (flow_->closed()) return true;
+    // Park, then look again: a grant between the first look and the park is not missed.
+    flow_->park(elfin::detail::Waker{self_->shared_from_this()});
+    if (flow_->try_acquire()) return acquired_ = true;
+    return flow_->closed();
+  }
+  static bool poll(void* self) { return static_cast<CreditAwaitable*>(self)->ready(); }
+
+  ActorCell* self_;
+  std::shared_ptr<TxFlow> flow_;
+  bool acquired_ = false;
+};
+
+/// Gives up on a message the network cannot carry: a request someone waits for fails at once.
+void drop(Envelope& envelope, std::uint16_t node, std::string_view why, std::uint64_t& dropped) {
+  if (envelope.kind() == MessageKind::Request && envelope.obligated() && envelope.block()->request) {
+    envelope.discharge();
+    envelope.block()->request->fail(RequestError::Failed);
+  }
+  if (dropped++ == 0) {
+    log::warn("{}.{} to node {} dropped: {} (further drops until the node is back are counted, not logged)",
+              envelope.protocol(), envelope.name(), node, why);
+  }
+}
+
+/// A forwarder: what reaches its mailbox goes to node `node`, through the peer's group
+/// `remote_name` (or, with an empty name, to each envelope's recipient address there).
+template <class Ctx>
+Task<> forward(Ctx ctx, std::shared_ptr<NetworkState> net, std::uint16_t node, std::string remote_name) {
+  ActorCell* self = ActorCellAccess::cell(ctx);
+  std::shared_ptr<Connection> conn;
+  std::shared_ptr<TxFlow> flow;
+  std::uint64_t dropped = 0;
+  while (auto envelope = co_await ctx.recv()) {
+    if (envelope->vtable().is_system) continue;  // UpdateConfig, Terminate, ... are for us, not the peer
+    if (!conn || conn->closed()) {
+      conn = net->connection(node);
+      flow = conn ? conn->open_flow() : nullptr;
+      if (conn && dropped > 0) {
+        log::info("node {} is back; {} message(s) to it were dropped while it was away", node, dropped);
+        dropped = 0;
+      }
+    }
+    if (!conn) {
+      drop(*envelope, node, "the node is not connected", dropped);
+      continue;
+    }
+    std::uint8_t group_no = 0;
+    if (!remote_name.empty()) {
+      group_no = conn->peer_group(remote_name);
+      if (group_no == 0) {
+        drop(*envelope, node, fmt::format("node {} has no group `{}`", node, remote_name), dropped);
+        continue;
+      }
+    }
+    CreditAwaitable credit{self, flow};
+    const bool acquired = co_await credit;
+    if (!acquired) {
+      drop(*envelope, node, "the connection was lost", dropped);
+      continue;
+    }
+    auto sent = conn->send_envelope(*envelope, *flow, group_no);
+    if (!sent) drop(*envelope, node, sent.error(), dropped);
+  }
+}
+
+/// A pusher: delivers, in order, the messages of one inbound flow that met a full mailbox.
+template <class Ctx>
+Task<> push(Ctx ctx, std::shared_ptr<NetworkState> net) {
+  ActorCell* self = ActorCellAccess::cell(ctx);
+  auto flow = net->pusher_flow(ctx.key());
+  while (auto envelope = co_await ctx.recv()) {
+    if (!envelope->template is<detail::WakePusher>()) continue;
+    if (!flow) flow = net->pusher_flow(ctx.key());
+    if (!flow) continue;
+    while (auto* head = flow->head()) {
+      elfin::detail::SendAwaitable delivery{self, std::move(head->op)};
+      auto delivered = co_await delivery;
+      (void)delivered;  // a closed or vanished recipient is an answer too: the message is done
+      if (head->request) head->request->release_sender();
+      flow->pop_done();
+      flow->delivered(1);
+    }
+  }
+}
+
+using NetworkContext = Context<Config, std::uint64_t>;
+
+Task<Result<void, std::string>> manage(NetworkContext ctx, std::shared_ptr<NetworkState> net) {
+  bool started = false;
+  while (auto envelope = co_await ctx.recv()) {
+    if (!started) {
+      auto result = net->start(ctx.config());
+      if (!result) co_return Err{std::move(result).error()};
+      started = true;
+    }
+    if (envelope->template is<GetNetworkInfo>()) {
+      auto token = envelope->template take_token<GetNetworkInfo>();
+      ctx.respond(std::move(token), net->info());
+    }
+  }
+  net->stop("node is shutting down");
+  co_return Result<void, std::string>{};
+}
+
+Task<Result<void, std::string>> network_exec(NetworkContext ctx) {
+  auto& system = ActorCellAccess::cell(ctx)->group().system();
+  auto net = NetworkState::of(system);
+  const std::uint64_t key = ctx.key();
+  if (key == detail::kManagerKey) co_return co_await manage(std::move(ctx), std::move(net));
+  if (detail::is_direct_key(key)) {
+    co_await forward(std::move(ctx), std::move(net), static_cast<std::uint16_t>(key), std::string{});
+  } else if (detail::is_pusher_key(key)) {
+    co_await push(std::move(ctx), std::move(net));
+  }
+  co_return Result<void, std::string>{};
+}
+
+std::optional<std::uint16_t> first_connected(const NetworkState& net, const std::vector<std::uint16_t>& nodes) {
+  for (auto n : nodes) {
+    if (net.connected(n)) return n;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Blueprint blueprint() {
+  return Blueprint{[](elfin::detail::GroupInit init) {
+    const std::uint16_t self_node = init.addr.node_no();
+    MapRouter<std::uint64_t> router{[self_node](const Envelope& e) -> Outcome<std::uint64_t> {
+      using O = Outcome<std::uint64_t>;
+      if (const auto* wake = e.get<detail::WakePusher>()) return O::Unicast(wake->key);
+      if (e.is<GetNetworkInfo>() || e.is<UpdateConfig>()) return O::Unicast(detail::kManagerKey);
+      if (e.vtable().is_system) return O::Default();
+      const Addr recipient = e.block()->recipient;
+      if (!recipient.is_null() && recipient.node_no() != self_node) {
+        return O::Unicast(detail::kDirectKeyTag | recipient.node_no());
+      }
+      return O::Discard();
+    }};
+    return ActorGroup()
+        .config<Config>()
+        .router(std::move(router))
+        // A manager that cannot listen (address in use) tries again, with backoff.
+        .restart_policy(RestartPolicy::on_failure(RestartParams{std::chrono::seconds{1}, std::chrono::seconds{30}}))
+        .exec(network_exec)
+        .instantiate(std::move(init));
+  }};
+}
+
+Blueprint remote_group(RemoteGroupOptions options) {
+  return Blueprint{[options = std::move(options)](elfin::detail::GroupInit init) {
+    auto net = NetworkState::of(*init.system);
+    const std::string remote_name = options.remote_name.empty() ? init.name : options.remote_name;
+    MapRouter<std::uint16_t> router{[net, options](const Envelope& e) -> Outcome<std::uint16_t> {
+      using O = Outcome<std::uint16_t>;
+      if (e.vtable().is_system) return O::Default();
+      if (options.pick || options.routing == Routing::Broadcast) {
+        std::vector<std::uint16_t> connected;
+        for (auto n : options.nodes) {
+          if (net->connected(n)) connected.push_back(n);
+        }
+        if (options.pick) {
+          auto n = options.pick(e, connected);
+          return n ? O::Unicast(*n) : O::Discard();
+        }
+        return connected.empty() ? O::Discard() : O::Multicast(std::move(connected));
+      }
+      auto n = first_connected(*net, options.nodes);
+      return n ? O::Unicast(*n) : O::Discard();
+    }};
+    return ActorGroup()
+        .router(std::move(router))
+        .exec([net, remote_name](Context<NoConfig, std::uint16_t> ctx) {
+          const std::uint16_t node = ctx.key();
+          return forward(std::move(ctx), net, node, remote_name);
+        })
+        .instantiate(std::move(init));
+  }};
+}
+
+void register_blueprints(BlueprintRegistry& registry) {
+  std::ignore = registry.add("elfin.network", blueprint(),
+                             "system.network: nodes over TCP (listen, discovery, secret); remote groups");
+  registry.set_remote_factory([](const RemoteGroupDecl& decl) {
+    RemoteGroupOptions options;
+    options.nodes = decl.nodes;
+    options.routing = decl.routing == "broadcast" ? Routing::Broadcast : Routing::Unicast;
+    return remote_group(std::move(options));
+  });
+}
+
+}  // namespace elfin::network

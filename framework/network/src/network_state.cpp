@@ -1,0 +1,352 @@
+#include "network_state.hpp"
+
+#include <random>
+
+#include <asio/connect.hpp>
+#include <asio/post.hpp>
+#include <fmt/format.h>
+#include <openssl/rand.h>
+
+#include <elfin/detail/group_runtime.hpp>
+#include <elfin/detail/send_op.hpp>
+
+#include "connection.hpp"
+
+namespace elfin::network::detail {
+
+namespace {
+
+constexpr std::string_view kExtension = "elfin.network";
+constexpr auto kFirstRedial = std::chrono::milliseconds{100};
+
+std::uint64_t random_launch_id() {
+  std::uint64_t id = 0;
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(&id), sizeof id) != 1) id = std::random_device{}();
+  return id == 0 ? 1 : id;
+}
+
+/// "tcp://host:port" -> host, port.
+Result<std::pair<std::string, std::string>, std::string> parse_transport(std::string_view text) {
+  constexpr std::string_view kScheme = "tcp://";
+  if (!text.starts_with(kScheme)) {
+    return Err{fmt::format("\"{}\": expected tcp://host:port (the only transport elfin speaks)", text)};
+  }
+  std::string_view rest = text.substr(kScheme.size());
+  const auto colon = rest.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == rest.size()) {
+    return Err{fmt::format("\"{}\": expected tcp://host:port", text)};
+  }
+  std::string host(rest.substr(0, colon));
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return std::pair{host, std::string(rest.substr(colon + 1))};
+}
+
+}  // namespace
+
+NetworkState::NetworkState(elfin::detail::SystemCore& system)
+    : system_(system),
+      node_no_(elfin::detail::node_no_of(system)),
+      launch_id_(random_launch_id()),
+      connected_(std::make_unique<std::array<std::atomic<bool>, 65536>>()) {}
+
+NetworkState::~NetworkState() { stop("node is shutting down"); }
+
+std::shared_ptr<NetworkState> NetworkState::of(elfin::detail::SystemCore& system) {
+  bool made = false;
+  auto state = std::static_pointer_cast<NetworkState>(elfin::detail::system_extension(system, kExtension, [&] {
+    made = true;
+    return std::make_shared<NetworkState>(system);
+  }));
+  if (made) {
+    std::weak_ptr<NetworkState> weak = state;
+    elfin::detail::on_system_shutdown(system, [weak] {
+      if (auto s = weak.lock()) s->stop("node is shutting down");
+    });
+  }
+  return state;
+}
+
+NodeIdentity NetworkState::identity() const {
+  NodeIdentity id;
+  id.node_no = node_no_;
+  id.launch_id = launch_id_;
+  id.node_name = fmt::format("node-{}", node_no_);
+  id.max_frame_size = static_cast<std::uint32_t>(config_.max_frame_size.bytes);
+  return id;
+}
+
+Welcome NetworkState::welcome() const {
+  Welcome welcome;
+  for (std::uint8_t no = 1; no != 0; ++no) {
+    auto* group = elfin::detail::group_by_no(system_, no);
+    if (group == nullptr) break;
+    welcome.groups.push_back(GroupEntry{no, group->name()});
+  }
+  return welcome;
+}
+
+void NetworkState::log(LogLevel level, std::string text) const {
+  elfin::detail::write_runtime_log(system_, level, ActorMeta{"system.network", ""}, std::move(text));
+}
+
+Result<void, std::string> NetworkState::start(const Config& config) {
+  std::lock_guard lock(start_mu_);
+  if (started_) return {};
+  if (stopped_) return Err{std::string("the network was stopped")};
+  config_ = config;
+  if (config_.max_frame_size.bytes < 1024 || config_.max_frame_size.bytes > 0xFFFFFFFFull) {
+    return Err{fmt::format("max_frame_size must be between 1KiB and 4GiB, got {} bytes", config_.max_frame_size.bytes)};
+  }
+  asio::ip::tcp::resolver resolver(io_);
+  for (const auto& text : config_.listen) {
+    auto parsed = parse_transport(text);
+    if (!parsed) return Err{"listen " + parsed.error()};
+    std::error_code ec;
+    auto endpoints = resolver.resolve(parsed->first, parsed->second, ec);
+    if (ec || endpoints.empty()) return Err{fmt::format("listen \"{}\": cannot resolve: {}", text, ec.message())};
+    auto acceptor = std::make_unique<asio::ip::tcp::acceptor>(io_);
+    const auto endpoint = endpoints.begin()->endpoint();
+    acceptor->open(endpoint.protocol(), ec);
+    if (!ec) acceptor->set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
+    if (!ec) acceptor->bind(endpoint, ec);
+    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return Err{fmt::format("cannot listen on \"{}\": {}", text, ec.message())};
+    const auto bound = acceptor->local_endpoint(ec);
+    listening_.push_back(fmt::format("{}:{}", bound.address().to_string(), bound.port()));
+    acceptors_.push_back(std::move(acceptor));
+  }
+  for (const auto& text : config_.discovery.predefined) {
+    auto parsed = parse_transport(text);
+    if (!parsed) return Err{"discovery.predefined " + parsed.error()};
+    auto dialer = std::make_unique<Dialer>();
+    dialer->address = text;
+    dialer->host = parsed->first;
+    dialer->port = parsed->second;
+    dialer->timer = std::make_unique<asio::steady_timer>(io_);
+    dialers_.push_back(std::move(dialer));
+  }
+  for (auto& acceptor : acceptors_) accept(*acceptor);
+  for (auto& dialer : dialers_) asio::post(io_, [this, d = dialer.get()] { dial(*d); });
+  work_.emplace(io_.get_executor());
+  started_ = true;
+  elfin::detail::set_remote_router(system_, this);
+  thread_ = std::thread([this] { io_.run(); });
+  log(LogLevel::Info, fmt::format("node {} (launch {:016x}) listening on [{}], dialing [{}]", node_no_, launch_id_,
+                                  fmt::join(listening_, ", "), fmt::join(config_.discovery.predefined, ", ")));
+  return {};
+}
+
+void NetworkState::stop(const std::string& reason) {
+  {
+    std::lock_guard lock(start_mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    if (!started_) return;
+  }
+  elfin::detail::set_remote_router(system_, nullptr);
+  std::vector<std::shared_ptr<Connection>> all;
+  {
+    std::lock_guard lock(mu_);
+    all = all_;
+  }
+  for (auto& conn : all) conn->close(reason, /*bye=*/true);
+  asio::post(io_, [this] {
+    std::error_code ignored;
+    for (auto& acceptor : acceptors_) acceptor->close(ignored);
+    for (auto& dialer : dialers_) dialer->timer->cancel();
+    work_.reset();
+  });
+  if (thread_.joinable()) {
+    if (thread_.get_id() == std::this_thread::get_id()) {
+      thread_.detach();  // stopped from an I/O callback: the loop ends on its own
+    } else {
+      thread_.join();
+    }
+  }
+  // Whatever the loop did not get to (connections mid-handshake) is dropped with it.
+  std::lock_guard lock(mu_);
+  connections_.clear();
+  all_.clear();
+}
+
+void NetworkState::accept(asio::ip::tcp::acceptor& acceptor) {
+  acceptor.async_accept([this, &acceptor](std::error_code ec, asio::ip::tcp::socket socket) {
+    if (ec) {
+      if (ec != asio::error::operation_aborted) {
+        log(LogLevel::Warn, fmt::format("accept failed: {}", ec.message()));
+        accept(acceptor);
+      }
+      return;
+    }
+    auto conn = std::make_shared<Connection>(*this, std::move(socket), /*outgoing=*/false);
+    {
+      std::lock_guard lock(mu_);
+      all_.push_back(conn);
+    }
+    conn->start();
+    accept(acceptor);
+  });
+}
+
+void NetworkState::dial(Dialer& dialer) {
+  {
+    std::lock_guard lock(start_mu_);
+    if (stopped_) return;
+  }
+  auto resolver = std::make_shared<asio::ip::tcp::resolver>(io_);
+  resolver->async_resolve(dialer.host, dialer.port, [this, &dialer, resolver](std::error_code ec, auto endpoints) {
+    if (ec) {
+      log(LogLevel::Warn, fmt::format("cannot resolve {}: {}", dialer.address, ec.message()));
+      redial_later(dialer);
+      return;
+    }
+    auto socket = std::make_shared<asio::ip::tcp::socket>(io_);
+    asio::async_connect(*socket, endpoints, [this, &dialer, socket](std::error_code ec, const auto&) {
+      if (ec) {
+        log(dialer.backoff.count() == 0 ? LogLevel::Info : LogLevel::Debug,
+            fmt::format("cannot connect to {}: {}; retrying", dialer.address, ec.message()));
+        redial_later(dialer);
+        return;
+      }
+      auto conn = std::make_shared<Connection>(*this, std::move(*socket), /*outgoing=*/true);
+      {
+        std::lock_guard lock(mu_);
+        all_.push_back(conn);
+        dialed_[conn.get()] = &dialer;
+      }
+      conn->start();
+    });
+  });
+}
+
+void NetworkState::redial_later(Dialer& dialer) {
+  {
+    std::lock_guard lock(start_mu_);
+    if (stopped_) return;
+  }
+  // Backoff from 100 ms, doubling up to attempt_interval.
+  dialer.backoff = dialer.backoff.count() == 0 ? kFirstRedial : std::min(dialer.backoff * 2, config_.discovery.attempt_interval);
+  dialer.backoff = std::min(dialer.backoff, std::max(config_.discovery.attempt_interval, std::chrono::milliseconds{1}));
+  dialer.timer->expires_after(dialer.backoff);
+  dialer.timer->async_wait([this, &dialer](std::error_code ec) {
+    if (!ec) dial(dialer);
+  });
+}
+
+std::shared_ptr<Connection> NetworkState::connection(std::uint16_t node) const {
+  std::lock_guard lock(mu_);
+  auto it = connections_.find(node);
+  return it == connections_.end() ? nullptr : it->second;
+}
+
+std::optional<std::string> NetworkState::admit(const std::shared_ptr<Connection>& conn) {
+  std::lock_guard lock(mu_);
+  for (const auto& other : all_) {
+    if (other == conn || other->closed() || other->node_no() != conn->node_no()) continue;
+    if (!other->open() && other->launch_id() == 0) continue;  // still in its own handshake
+    if (other->launch_id() != conn->launch_id()) {
+      if (!other->open()) continue;
+      log(LogLevel::Error,
+          fmt::format("refused a connection from {}: node number {} is already connected (launch {:016x} at {}); "
+                      "two live nodes claim the same number",
+                      conn->address(), conn->node_no(), other->launch_id(), other->address()));
+      return fmt::format("duplicate node: node number {} is already connected to node {} from another process",
+                         conn->node_no(), node_no_);
+    }
+    // Both sides dialed each other: the connection dialed by the lower node number stays.
+    const std::uint16_t dialer_of_conn = conn->outgoing() ? node_no_ : conn->node_no();
+    const std::uint16_t lower = std::min(node_no_, conn->node_no());
+    if (dialer_of_conn != lower) return std::string("duplicate connection: the one dialed by the lower node stays");
+    other->close("duplicate connection: the one dialed by the lower node stays", /*bye=*/true);
+  }
+  return std::nullopt;
+}
+
+void NetworkState::opened(const std::shared_ptr<Connection>& conn) {
+  {
+    std::lock_guard lock(mu_);
+    connections_[conn->node_no()] = conn;
+    // The next loss redials from the first, short wait again.
+    if (auto it = dialed_.find(conn.get()); it != dialed_.end()) it->second->backoff = std::chrono::milliseconds{0};
+  }
+  (*connected_)[conn->node_no()].store(true, std::memory_order_release);
+  log(LogLevel::Info, fmt::format("connected to node {} (`{}`, launch {:016x}) at {} ({})", conn->node_no(),
+                                  conn->node_name(), conn->launch_id(), conn->address(),
+                                  conn->outgoing() ? "dialed" : "accepted"));
+}
+
+void NetworkState::closed(const Connection& conn, const std::string& reason) {
+  bool was_current = false;
+  {
+    std::lock_guard lock(mu_);
+    auto it = connections_.find(conn.node_no());
+    if (it != connections_.end() && it->second.get() == &conn) {
+      connections_.erase(it);
+      was_current = true;
+    }
+    std::erase_if(all_, [&](const auto& c) { return c.get() == &conn; });
+  }
+  if (was_current) {
+    (*connected_)[conn.node_no()].store(false, std::memory_order_release);
+    log(LogLevel::Warn, fmt::format("connection to node {} at {} lost: {}", conn.node_no(), conn.address(), reason));
+  } else {
+    log(LogLevel::Info, fmt::format("connection with {} closed: {}", conn.address(), reason));
+  }
+  // A dialed connection that went away is dialed again (with backoff).
+  Dialer* dialer = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = dialed_.find(&conn); it != dialed_.end()) {
+      dialer = it->second;
+      dialed_.erase(it);
+    }
+  }
+  if (dialer != nullptr) redial_later(*dialer);
+}
+
+NetworkInfo NetworkState::info() const {
+  NetworkInfo info;
+  info.node_no = node_no_;
+  info.launch_id = launch_id_;
+  info.listening = listening_;
+  std::lock_guard lock(mu_);
+  for (const auto& [node, conn] : connections_) {
+    info.peers.push_back(Peer{node, conn->node_name(), conn->launch_id(), conn->address(), conn->peer_group_names()});
+  }
+  return info;
+}
+
+std::optional<SendError> NetworkState::resolve(Addr to, const Envelope& envelope, elfin::detail::Targets& out) {
+  if (!connected(to.node_no())) return SendError::UnknownAddr;
+  auto* network = elfin::detail::find_group(system_, "system.network");
+  if (network == nullptr) return SendError::UnknownAddr;
+  network->resolve(envelope, out);
+  return out.empty() ? std::optional{SendError::NoRoute} : std::nullopt;
+}
+
+std::uint64_t NetworkState::next_pusher_key() {
+  std::lock_guard lock(pushers_mu_);
+  return kPusherKeyTag | next_pusher_++;
+}
+
+void NetworkState::register_pusher(const std::shared_ptr<RxFlow>& flow) {
+  std::lock_guard lock(pushers_mu_);
+  std::erase_if(pushers_, [](const auto& entry) { return entry.second.expired(); });
+  pushers_[flow->pusher_key()] = flow;
+}
+
+std::shared_ptr<RxFlow> NetworkState::pusher_flow(std::uint64_t key) const {
+  std::lock_guard lock(pushers_mu_);
+  auto it = pushers_.find(key);
+  return it == pushers_.end() ? nullptr : it->second.lock();
+}
+
+void NetworkState::wake_pusher(std::uint64_t key) {
+  auto* network = elfin::detail::find_group(system_, "system.network");
+  if (network == nullptr) return;
+  elfin::detail::SendOp op{system_, network->addr(), Envelope::make(WakePusher{key}, Addr{}, TraceId::generate()),
+                           elfin::detail::SendMode::Unbounded};
+  std::ignore = op.run(nullptr);
+}
+
+}  // namespace elfin::network::detail

@@ -40,8 +40,8 @@ std::string frame_bytes(const Frame& frame) {
 
 }  // namespace
 
-Handshake::Handshake(NodeIdentity self, std::optional<std::string> secret)
-    : secret_(std::move(secret)), state_(InProgress{}) {
+Handshake::Handshake(NodeIdentity self, std::optional<std::string> secret, std::vector<std::string> also_accepted)
+    : secret_(std::move(secret)), also_accepted_(std::move(also_accepted)), state_(InProgress{}) {
   own_.version = kProtocolVersion;
   own_.node_no = self.node_no;
   own_.launch_id = self.launch_id;
@@ -55,6 +55,9 @@ Handshake::Handshake(NodeIdentity self, std::optional<std::string> secret)
 
 Handshake::~Handshake() {
   if (secret_ && !secret_->empty()) OPENSSL_cleanse(secret_->data(), secret_->size());
+  for (std::string& s : also_accepted_) {
+    if (!s.empty()) OPENSSL_cleanse(s.data(), s.size());
+  }
 }
 
 std::string Handshake::start() {
@@ -62,17 +65,30 @@ std::string Handshake::start() {
   return frame_bytes(own_);
 }
 
-std::array<std::uint8_t, kMacSize> Handshake::mac(const Hello& from, const Hello& to) const {
+std::array<std::uint8_t, kMacSize> Handshake::mac(const std::string& key, const Hello& from, const Hello& to) {
   std::string transcript(kAuthLabel);
   append_hello(transcript, from);
   append_hello(transcript, to);
   std::array<std::uint8_t, kMacSize> out{};
   unsigned int len = 0;
   const unsigned char* ok =
-      HMAC(EVP_sha256(), secret_->data(), static_cast<int>(secret_->size()),
+      HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
            reinterpret_cast<const unsigned char*>(transcript.data()), transcript.size(), out.data(), &len);
   if (ok == nullptr || len != kMacSize) throw std::runtime_error("the handshake cannot compute HMAC-SHA256 (OpenSSL)");
   return out;
+}
+
+bool Handshake::proves_a_secret(const std::vector<std::uint8_t>& peer_mac) const {
+  if (peer_mac.size() != kMacSize) return false;
+  // Every candidate is checked (no early exit), so timing does not tell which secret matched.
+  bool matched = false;
+  auto check = [&](const std::string& key) {
+    const auto expected = mac(key, *peer_, own_);
+    matched |= CRYPTO_memcmp(expected.data(), peer_mac.data(), kMacSize) == 0;
+  };
+  check(*secret_);
+  for (const std::string& key : also_accepted_) check(key);
+  return matched;
 }
 
 Handshake::Step Handshake::refuse(std::string reason) {
@@ -116,7 +132,7 @@ Handshake::Step Handshake::on_frame(const Frame& frame) {
     phase_ = Phase::AwaitAuth;
     Auth auth;
     if (secret_) {
-      const auto m = mac(own_, *peer_);
+      const auto m = mac(*secret_, own_, *peer_);
       auth.mac.assign(m.begin(), m.end());
     }
     encode(auth, send);
@@ -131,12 +147,7 @@ Handshake::Step Handshake::on_frame(const Frame& frame) {
   }
   if (secret_ && auth->mac.empty()) return refuse("peer sent no authentication but this node requires a secret");
   if (!secret_ && !auth->mac.empty()) return refuse("peer authenticates but this node has no secret configured");
-  if (secret_) {
-    const auto expected = mac(*peer_, own_);
-    if (auth->mac.size() != kMacSize || CRYPTO_memcmp(expected.data(), auth->mac.data(), kMacSize) != 0) {
-      return refuse("authentication failed: wrong secret");
-    }
-  }
+  if (secret_ && !proves_a_secret(auth->mac)) return refuse("authentication failed: wrong secret");
   phase_ = Phase::Done;
   state_ = Established{*peer_};
   return Step{std::move(send), Established{*peer_}};

@@ -16,7 +16,8 @@ NodeIdentity identity(std::uint16_t node_no, std::string name) {
 
 // One end of a connection: the handshake, the reader for what the peer sent, and what happened.
 struct Side {
-  Side(NodeIdentity self, std::optional<std::string> secret) : handshake(std::move(self), std::move(secret)) {}
+  Side(NodeIdentity self, std::optional<std::string> secret, std::vector<std::string> also_accepted = {})
+      : handshake(std::move(self), std::move(secret), std::move(also_accepted)) {}
   Handshake handshake;
   FrameReader reader;
   Handshake::State state = Handshake::InProgress{};
@@ -268,4 +269,22 @@ TEST_CASE("a handshake fed before start() sends its Hello first", "[network]") {
   REQUIRE(frames.size() == 2);
   CHECK(std::get<Hello>(frames[0]) == a.own_hello());
   CHECK(std::holds_alternative<Auth>(frames[1]));
+}
+
+TEST_CASE("during a rotation a node accepts the other secret it is told to", "[network]") {
+  // Step 1 of a rotation: every node proves the old secret and also accepts the new one; step 2:
+  // nodes prove the new secret and still accept the old one. A node of step 1 and one of step 2 talk.
+  Side step1(identity(1, "alpha"), "old", {"new"});
+  Side step2(identity(2, "beta"), "new", {"old"});
+  run(step1, step2);
+  CHECK(std::holds_alternative<Handshake::Established>(step1.state));
+  CHECK(std::holds_alternative<Handshake::Established>(step2.state));
+
+  SECTION("a node that no longer accepts the old secret refuses one still proving it") {
+    Side done(identity(3, "gamma"), "new");
+    Side late(identity(4, "delta"), "old", {"new"});
+    run(done, late);
+    CHECK(reason_of(done) == "authentication failed: wrong secret");
+    CHECK(std::holds_alternative<Handshake::Established>(late.state));  // it accepts "new"
+  }
 }

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include <elfin/network/frame.hpp>
 
@@ -51,8 +52,10 @@ class Handshake {
   };
 
   /// Draws this side's nonce from OpenSSL's RAND_bytes (throws std::runtime_error if the CSPRNG fails,
-  /// which leaves nothing safe to do). `secret`: the cluster secret, or nullopt for none.
-  Handshake(NodeIdentity self, std::optional<std::string> secret);
+  /// which leaves nothing safe to do). `secret`: the cluster secret, or nullopt for none; this node
+  /// proves it. `also_accepted`: secrets a peer may prove instead (during a rotation, the old or the
+  /// next one); never sent, ignored without a `secret`.
+  Handshake(NodeIdentity self, std::optional<std::string> secret, std::vector<std::string> also_accepted = {});
   Handshake(const Handshake&) = delete;
   Handshake& operator=(const Handshake&) = delete;
   Handshake(Handshake&&) noexcept = default;
@@ -73,12 +76,15 @@ class Handshake {
 
  private:
   Step refuse(std::string reason);
-  [[nodiscard]] std::array<std::uint8_t, kMacSize> mac(const Hello& from, const Hello& to) const;
+  [[nodiscard]] bool proves_a_secret(const std::vector<std::uint8_t>& peer_mac) const;
+  [[nodiscard]] static std::array<std::uint8_t, kMacSize> mac(const std::string& key, const Hello& from,
+                                                              const Hello& to);
 
   enum class Phase : std::uint8_t { AwaitHello, AwaitAuth, Done };
 
   Hello own_;
   std::optional<std::string> secret_;
+  std::vector<std::string> also_accepted_;
   std::optional<Hello> peer_;
   Phase phase_ = Phase::AwaitHello;
   bool started_ = false;

@@ -211,6 +211,9 @@ bool Connection::dispatch(const Frame& frame) {
       return !closed();
     case Phase::AwaitWelcome: {
       const auto* welcome = std::get_if<Welcome>(&frame);
+      if (welcome == nullptr && (std::holds_alternative<Refuse>(frame) || std::holds_alternative<Bye>(frame))) {
+        break;  // the peer turns us down after all (e.g. a duplicate node): handled below
+      }
       if (welcome == nullptr) {
         close(fmt::format("protocol error: expected Welcome after the handshake, got {}",
                           kind_name(static_cast<std::uint8_t>(kind_of(frame)))));
@@ -239,7 +242,14 @@ bool Connection::dispatch(const Frame& frame) {
     close(fmt::format("peer said goodbye: {}", bye->reason));
     return false;
   } else if (const auto* refuse = std::get_if<Refuse>(&frame)) {
-    close(fmt::format("refused by peer: {}", refuse->reason));
+    std::string text = fmt::format("connection with node {} at {} refused by the peer: {}", peer_.node_no, address_,
+                                   refuse->reason);
+    if (refuse->reason.starts_with("duplicate connection")) {
+      net_.log(LogLevel::Debug, text);
+    } else {
+      net_.refused(text);
+    }
+    close(std::move(text));
     return false;
   } else {
     net_.log(LogLevel::Warn, fmt::format("node {} ({}): frame {}: unexpected {} frame after the handshake, skipped",
@@ -253,7 +263,9 @@ void Connection::on_handshake_step(Handshake::Step step) {
   if (!step.send.empty()) write_now(std::move(step.send));
   if (auto* refused = std::get_if<Handshake::Refused>(&step.state)) {
     if (!refused->refuse_frame.empty()) write_now(std::move(refused->refuse_frame));
-    close(fmt::format("handshake refused: {}", refused->reason));
+    std::string text = fmt::format("connection with {} refused: {}", address_, refused->reason);
+    net_.refused(text);
+    close(std::move(text));
     return;
   }
   if (auto* established = std::get_if<Handshake::Established>(&step.state)) {
@@ -263,7 +275,14 @@ void Connection::on_handshake_step(Handshake::Step step) {
       std::string frame;
       encode(Refuse{*refusal}, frame);
       write_now(std::move(frame));
-      close(fmt::format("refused node {}: {}", peer_.node_no, *refusal));
+      std::string text = fmt::format("connection with node {} at {} refused: {}", peer_.node_no, address_, *refusal);
+      // Settling a double connection between the same two nodes is routine, not an error.
+      if (refusal->starts_with("duplicate connection")) {
+        net_.log(LogLevel::Debug, text);
+      } else {
+        net_.refused(text);
+      }
+      close(std::move(text));
       return;
     }
     phase_ = Phase::AwaitWelcome;

@@ -201,10 +201,10 @@ void NetworkState::dial(Dialer& dialer) {
       return;
     }
     auto socket = std::make_shared<asio::ip::tcp::socket>(io_);
-    asio::async_connect(*socket, endpoints, [this, &dialer, socket](std::error_code ec, const auto&) {
-      if (ec) {
+    asio::async_connect(*socket, endpoints, [this, &dialer, socket](std::error_code connect_ec, const auto&) {
+      if (connect_ec) {
         log(dialer.backoff.count() == 0 ? LogLevel::Info : LogLevel::Debug,
-            fmt::format("cannot connect to {}: {}; retrying", dialer.address, ec.message()));
+            fmt::format("cannot connect to {}: {}; retrying", dialer.address, connect_ec.message()));
         redial_later(dialer);
         return;
       }
@@ -242,16 +242,15 @@ std::shared_ptr<Connection> NetworkState::connection(std::uint16_t node) const {
 std::optional<std::string> NetworkState::admit(const std::shared_ptr<Connection>& conn) {
   std::lock_guard lock(mu_);
   for (const auto& other : all_) {
-    if (other == conn || other->closed() || other->node_no() != conn->node_no()) continue;
-    if (!other->open() && other->launch_id() == 0) continue;  // still in its own handshake
+    // Only connections admitted before count: the handshakes run on this one thread, so of two
+    // arriving together the second one admitted is the duplicate.
+    if (other == conn || other->closed() || !admitted_.contains(other.get()) || other->node_no() != conn->node_no()) {
+      continue;
+    }
     if (other->launch_id() != conn->launch_id()) {
-      if (!other->open()) continue;
-      log(LogLevel::Error,
-          fmt::format("refused a connection from {}: node number {} is already connected (launch {:016x} at {}); "
-                      "two live nodes claim the same number",
-                      conn->address(), conn->node_no(), other->launch_id(), other->address()));
-      return fmt::format("duplicate node: node number {} is already connected to node {} from another process",
-                         conn->node_no(), node_no_);
+      return fmt::format("duplicate node: node number {} is already connected to node {} (launch {:016x} at {}); "
+                         "two live processes claim the same number",
+                         conn->node_no(), node_no_, other->launch_id(), other->address());
     }
     // Both sides dialed each other: the connection dialed by the lower node number stays.
     const std::uint16_t dialer_of_conn = conn->outgoing() ? node_no_ : conn->node_no();
@@ -259,6 +258,7 @@ std::optional<std::string> NetworkState::admit(const std::shared_ptr<Connection>
     if (dialer_of_conn != lower) return std::string("duplicate connection: the one dialed by the lower node stays");
     other->close("duplicate connection: the one dialed by the lower node stays", /*bye=*/true);
   }
+  admitted_.insert(conn.get());
   return std::nullopt;
 }
 
@@ -285,6 +285,7 @@ void NetworkState::closed(const Connection& conn, const std::string& reason) {
       was_current = true;
     }
     std::erase_if(all_, [&](const auto& c) { return c.get() == &conn; });
+    admitted_.erase(&conn);
   }
   if (was_current) {
     (*connected_)[conn.node_no()].store(false, std::memory_order_release);
@@ -304,12 +305,20 @@ void NetworkState::closed(const Connection& conn, const std::string& reason) {
   if (dialer != nullptr) redial_later(*dialer);
 }
 
+void NetworkState::refused(std::string text) {
+  log(LogLevel::Error, text);
+  std::lock_guard lock(mu_);
+  refusals_.push_back(std::move(text));
+  if (refusals_.size() > 16) refusals_.pop_front();
+}
+
 NetworkInfo NetworkState::info() const {
   NetworkInfo info;
   info.node_no = node_no_;
   info.launch_id = launch_id_;
   info.listening = listening_;
   std::lock_guard lock(mu_);
+  info.refusals.assign(refusals_.begin(), refusals_.end());
   for (const auto& [node, conn] : connections_) {
     info.peers.push_back(Peer{node, conn->node_name(), conn->launch_id(), conn->address(), conn->peer_group_names()});
   }

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <deque>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -25,6 +26,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <asio/io_context.hpp>
@@ -36,6 +38,8 @@
 #include <elfin/result.hpp>
 
 #include "flows.hpp"
+#include <elfin/network/frame.hpp>
+#include <elfin/network/handshake.hpp>
 
 namespace elfin::detail {
 class SystemCore;
@@ -86,7 +90,7 @@ class NetworkState final : public elfin::detail::RemoteRouter, public std::enabl
   [[nodiscard]] Welcome welcome() const;
 
   /// Is `node` connected (handshake done)? Lock-free: routers ask on every message.
-  [[nodiscard]] bool connected(std::uint16_t node) const { return connected_[node].load(std::memory_order_acquire); }
+  [[nodiscard]] bool connected(std::uint16_t node) const { return (*connected_)[node].load(std::memory_order_acquire); }
   /// The open connection to `node`, or null.
   [[nodiscard]] std::shared_ptr<Connection> connection(std::uint16_t node) const;
   [[nodiscard]] NetworkInfo info() const;
@@ -109,6 +113,8 @@ class NetworkState final : public elfin::detail::RemoteRouter, public std::enabl
   void wake_pusher(std::uint64_t key);
 
   void log(LogLevel level, std::string text) const;
+  /// Logs a refused connection (as an error) and keeps it for `info()`.
+  void refused(std::string text);
 
  private:
   struct Dialer {
@@ -141,7 +147,10 @@ class NetworkState final : public elfin::detail::RemoteRouter, public std::enabl
   std::map<std::uint16_t, std::shared_ptr<Connection>> connections_;  // guarded by mu_: open ones
   std::vector<std::shared_ptr<Connection>> all_;                       // guarded by mu_: every live one
   std::unordered_map<const Connection*, Dialer*> dialed_;              // guarded by mu_: who dialed which
+  std::unordered_set<const Connection*> admitted_;                     // guarded by mu_: handshake passed
   std::unique_ptr<std::array<std::atomic<bool>, 65536>> connected_;
+
+  std::deque<std::string> refusals_;  // guarded by mu_
 
   mutable std::mutex pushers_mu_;
   std::unordered_map<std::uint64_t, std::weak_ptr<RxFlow>> pushers_;  // guarded by pushers_mu_

@@ -100,7 +100,7 @@ struct Peer {
   std::uint64_t launch_id = 0;
   std::string address;              ///< "127.0.0.1:9201"
   std::vector<std::string> groups;  ///< the peer's local groups
-  MSGPACK_DEFINE_MAP(node_no, name, launch_id, address, groups);
+  MSGPACK_DEFINE_MAP(node_no, name, launch_id, address, groups)
 };
 
 /// What `system.network` is doing right now.
@@ -109,7 +109,10 @@ struct NetworkInfo {
   std::uint64_t launch_id = 0;
   std::vector<std::string> listening;  ///< bound addresses, "127.0.0.1:9201" (a port 0 resolved)
   std::vector<Peer> peers;             ///< connected (handshake done) peers, by node number
-  MSGPACK_DEFINE_MAP(node_no, launch_id, listening, peers);
+  /// The latest refused connections (wrong secret, version, duplicate node...), oldest first, at
+  /// most 16, as logged.
+  std::vector<std::string> refusals;
+  MSGPACK_DEFINE_MAP(node_no, launch_id, listening, peers, refusals)
 };
 
 /// Asks `system.network` what it listens on and who is connected (tests and tools wait on it).

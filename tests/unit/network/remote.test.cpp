@@ -1,0 +1,307 @@
+// Remote groups between systems in one process, over real loopback TCP: requests and responses,
+// sends to addresses on the other node, flow control, a lost node and its return, refusals.
+// (Separate processes, kill -9 and `elfin run` are in tests/integration.)
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <elfin/elfin.hpp>
+#include <elfin/network/network.hpp>
+#include <elfin/testing/proxy.hpp>
+
+namespace {
+
+using namespace std::chrono_literals;
+using elfin::network::GetNetworkInfo;
+using elfin::network::NetworkInfo;
+
+struct Add {
+  std::string name;
+  std::uint64_t by = 1;
+  ELFIN_REQUEST(remote_test, Add, std::uint64_t, name, by);
+};
+struct Get {
+  std::string name;
+  ELFIN_REQUEST(remote_test, Get, std::uint64_t, name);
+};
+struct Increment {
+  std::string name;
+  std::uint64_t seq = 0;
+  ELFIN_MESSAGE(remote_test, Increment, name, seq);
+};
+struct Echo {
+  std::string text;
+  ELFIN_MESSAGE(remote_test, Echo, text);
+};
+struct Echoed {
+  std::string text;
+  std::uint16_t node = 0;
+  ELFIN_MESSAGE(remote_test, Echoed, text, node);
+};
+/// Stops the counter named `name` from taking messages while `g_gate_closed` is set (the test
+/// runs both nodes in this process, so a flag can reach the receiving node).
+struct Hold {
+  std::string name;
+  ELFIN_MESSAGE(remote_test, Hold, name);
+};
+std::atomic<bool> g_gate_closed{false};
+
+elfin::Task<> counter(elfin::Context<elfin::NoConfig, std::string> ctx) {
+  std::uint64_t value = 0;
+  std::uint64_t next_seq = 0;
+  const std::uint16_t node = ctx.addr().node_no();
+  while (auto envelope = co_await ctx.recv()) {
+    if (const auto* add = envelope->get<Add>()) {
+      value += add->by;
+      auto token = envelope->take_token<Add>();
+      ctx.respond(std::move(token), value);
+    } else if (envelope->is<Get>()) {
+      auto token = envelope->take_token<Get>();
+      ctx.respond(std::move(token), value);
+    } else if (const auto* inc = envelope->get<Increment>()) {
+      // Per-sender order holds across the network: a gap or a swap fails the counter.
+      if (inc->seq != next_seq) throw std::runtime_error("Increment out of order");
+      ++next_seq;
+      ++value;
+    } else if (const auto* echo = envelope->get<Echo>()) {
+      Echoed reply{echo->text, node};
+      std::ignore = co_await ctx.send_to(envelope->sender(), reply);
+    } else if (envelope->is<Hold>()) {
+      while (g_gate_closed.load()) co_await ctx.yield_now();  // the mailbox fills meanwhile
+    }
+  }
+}
+
+elfin::Blueprint counters() {
+  return elfin::ActorGroup()
+      .router(elfin::MapRouter<std::string>{[](const elfin::Envelope& e) -> elfin::Outcome<std::string> {
+        if (const auto* m = e.get<Add>()) return elfin::Outcome<std::string>::Unicast(m->name);
+        if (const auto* m = e.get<Get>()) return elfin::Outcome<std::string>::Unicast(m->name);
+        if (const auto* m = e.get<Increment>()) return elfin::Outcome<std::string>::Unicast(m->name);
+        if (const auto* m = e.get<Hold>()) return elfin::Outcome<std::string>::Unicast(m->name);
+        if (e.is<Echo>()) return elfin::Outcome<std::string>::Unicast("echo");
+        return elfin::Outcome<std::string>::Default();
+      }})
+      .exec(counter);
+}
+
+std::string network_config(std::string_view listen, std::vector<std::string> peers, std::string_view secret = "s3cret") {
+  std::string list;
+  for (const auto& p : peers) list += fmt::format("{}\"tcp://{}\"", list.empty() ? "" : ", ", p);
+  return fmt::format(R"([system.network]
+listen = ["tcp://{}"]
+discovery.predefined = [{}]
+discovery.attempt_interval = "200ms"
+ping_interval = "1s"
+idle_timeout = "10s"
+secret = "{}"
+)",
+                     listen, list, secret);
+}
+
+/// A server node: system.network + counters, driven through a proxy whose subject is `counters`.
+elfin::testing::Proxy server(std::uint16_t node, std::string_view listen = "127.0.0.1:0",
+                             std::string_view secret = "s3cret") {
+  elfin::Topology topology;
+  topology.local("system.network").mount(elfin::network::blueprint());
+  topology.local("counters").mount(counters());
+  elfin::StartOptions start;
+  start.node_no = node;
+  start.config_toml = network_config(listen, {}, secret);
+  elfin::testing::ProxyOptions options;
+  options.node_no = node;
+  return elfin::testing::proxy(std::move(topology), "counters", std::move(start), options);
+}
+
+/// A client node: system.network + `counters` as a remote group on `nodes`.
+elfin::testing::Proxy client(std::uint16_t node, std::vector<std::string> peers, std::vector<std::uint16_t> nodes,
+                             elfin::network::Routing routing = elfin::network::Routing::Unicast,
+                             std::string_view secret = "s3cret") {
+  elfin::Topology topology;
+  topology.local("system.network").mount(elfin::network::blueprint());
+  elfin::network::RemoteGroupOptions remote;
+  remote.nodes = std::move(nodes);
+  remote.routing = routing;
+  topology.local("counters").mount(elfin::network::remote_group(std::move(remote)));
+  elfin::StartOptions start;
+  start.node_no = node;
+  start.config_toml = network_config("127.0.0.1:0", std::move(peers), secret);
+  elfin::testing::ProxyOptions options;
+  options.node_no = node;
+  return elfin::testing::proxy(std::move(topology), "counters", std::move(start), options);
+}
+
+NetworkInfo info(elfin::testing::Proxy& proxy) {
+  auto answer = proxy.request_fallible(GetNetworkInfo{}, proxy.system().group_addr("system.network"));
+  if (!answer) throw std::runtime_error("GetNetworkInfo failed");
+  return *answer;
+}
+
+std::string listen_address(elfin::testing::Proxy& proxy) {
+  auto i = info(proxy);
+  if (i.listening.empty()) throw std::runtime_error("the node listens nowhere");
+  return i.listening.front();
+}
+
+/// Polls until `pred(info)` holds or 10 s pass.
+template <class Pred>
+bool wait_info(elfin::testing::Proxy& proxy, Pred pred) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred(info(proxy))) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+bool has_peer(const NetworkInfo& i, std::uint16_t node) {
+  for (const auto& p : i.peers) {
+    if (p.node_no == node) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("requests, messages and replies cross to a remote group and back", "[network][remote]") {
+  auto two = server(2);
+  auto one = client(1, {listen_address(two)}, {2});
+  REQUIRE(wait_info(one, [](const NetworkInfo& i) { return has_peer(i, 2); }));
+
+  CHECK(one.request(Add{"hits", 5}) == 5);
+  CHECK(one.request(Add{"hits", 2}) == 7);
+  for (std::uint64_t seq = 0; seq < 100; ++seq) one.send(Increment{"hits", seq});
+  CHECK(one.request(Get{"hits"}) == 107);  // FIFO per sender: the Get comes after every Increment
+  CHECK(two.request(Get{"hits"}) == 107);  // the same counter, asked locally on node 2
+
+  // A reply by address: node 2's actor sends to envelope.sender(), an address on node 1.
+  one.send(Echo{"marco"});
+  auto reply = one.recv_as<Echoed>();
+  CHECK(reply.text == "marco");
+  CHECK(reply.node == 2);
+
+  auto peers = info(one).peers;
+  REQUIRE(peers.size() == 1);
+  CHECK(peers[0].node_no == 2);
+  CHECK(std::find(peers[0].groups.begin(), peers[0].groups.end(), "counters") != peers[0].groups.end());
+}
+
+TEST_CASE("a broadcast remote group reaches every node and .all() gets every node's answer", "[network][remote]") {
+  auto two = server(2);
+  auto three = server(3);
+  auto one = client(1, {listen_address(two), listen_address(three)}, {2, 3}, elfin::network::Routing::Broadcast);
+  REQUIRE(wait_info(one, [](const NetworkInfo& i) { return has_peer(i, 2) && has_peer(i, 3); }));
+
+  auto answers = one.request_all(Add{"n", 1});
+  REQUIRE(answers.size() == 2);
+  for (const auto& a : answers) {
+    REQUIRE(a.ok());
+    CHECK(a.value() == 1);
+  }
+  CHECK(two.request(Get{"n"}) == 1);
+  CHECK(three.request(Get{"n"}) == 1);
+
+  // Unicast picks the first connected node in `nodes` order.
+  auto uni = client(4, {listen_address(two), listen_address(three)}, {3, 2});
+  REQUIRE(wait_info(uni, [](const NetworkInfo& i) { return has_peer(i, 2) && has_peer(i, 3); }));
+  CHECK(uni.request(Add{"u", 1}) == 1);
+  CHECK(three.request(Get{"u"}) == 1);
+  CHECK(two.request(Get{"u"}) == 0);
+}
+
+TEST_CASE("a slow receiver slows the sender: try_send reports Full and nothing is lost", "[network][remote]") {
+  auto two = server(2);
+  auto one = client(1, {listen_address(two)}, {2});
+  REQUIRE(wait_info(one, [](const NetworkInfo& i) { return has_peer(i, 2); }));
+
+  g_gate_closed = true;
+  one.send(Hold{"slow"});  // the counter stops taking messages
+  std::uint64_t accepted = 0;
+  // try_send reports Full whenever the forwarder's mailbox is full, also for a moment while the
+  // forwarder catches up; the sender is stalled once Full has lasted a whole second.
+  constexpr std::uint64_t kLimit = 100'000;
+  auto full_since = std::chrono::steady_clock::time_point{};
+  while (accepted < kLimit) {
+    auto sent = one.try_send(Increment{"slow", accepted});
+    if (sent) {
+      ++accepted;
+      full_since = {};
+      continue;
+    }
+    REQUIRE(sent.error() == elfin::SendError::Full);
+    const auto now = std::chrono::steady_clock::now();
+    if (full_since == std::chrono::steady_clock::time_point{}) full_since = now;
+    if (now - full_since > 1s) break;
+    std::this_thread::sleep_for(1ms);
+  }
+  // In flight at most: the window (receiving mailbox + the flow's queue on node 2), the
+  // forwarder's mailbox (100) and the message in the forwarder's hand.
+  CHECK(accepted >= elfin::network::kFlowWindow);
+  CHECK(accepted <= elfin::network::kFlowWindow + 101);
+
+  g_gate_closed = false;
+  // Everything accepted arrives (in order: the counter checks) once the receiver moves again.
+  CHECK(one.request(Get{"slow"}) == accepted);
+}
+
+TEST_CASE("while a node is gone requests fail at once; when it is back traffic resumes", "[network][remote]") {
+  std::optional<elfin::testing::Proxy> two = server(2);
+  const std::string address = listen_address(*two);
+  auto one = client(1, {address}, {2});
+  REQUIRE(wait_info(one, [](const NetworkInfo& i) { return has_peer(i, 2); }));
+  CHECK(one.request(Add{"x", 1}) == 1);
+
+  // Node 2 goes away. (A request in flight at that moment fails too: the kill -9 test in
+  // tests/integration shows it.)
+  two.reset();
+  REQUIRE(wait_info(one, [](const NetworkInfo& i) { return !has_peer(i, 2); }));
+  auto refused = one.request_fallible(Add{"x", 1});
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error() == elfin::RequestError::Failed);
+  CHECK(one.try_send(Increment{"x", 0}).error() == elfin::SendError::NoRoute);
+
+  // Node 2 restarts on the same address (a new process would have a new launch id too).
+  two = server(2, address);
+  REQUIRE(wait_info(one, [](const NetworkInfo& i) { return has_peer(i, 2); }));
+  CHECK(one.request(Add{"x", 10}) == 10);  // a fresh counter on the new node
+}
+
+TEST_CASE("a node with the wrong secret is refused, and both sides say so", "[network][remote]") {
+  auto two = server(2, "127.0.0.1:0", "right");
+  auto one = client(1, {listen_address(two)}, {2}, elfin::network::Routing::Unicast, "wrong");
+  auto said = [](const std::string& what) {
+    return [what](const NetworkInfo& i) {
+      for (const auto& r : i.refusals) {
+        if (r.find(what) != std::string::npos) return true;
+      }
+      return false;
+    };
+  };
+  CHECK(wait_info(two, said("wrong secret")));
+  CHECK(wait_info(one, said("wrong secret")));
+  CHECK(info(one).peers.empty());
+  CHECK(info(two).peers.empty());
+  CHECK(one.request_fallible(Add{"z", 1}).error() == elfin::RequestError::Failed);
+}
+
+TEST_CASE("a second node with a number already connected is refused", "[network][remote]") {
+  auto two = server(2);
+  auto impostor = server(2);
+  auto one = client(1, {listen_address(two), listen_address(impostor)}, {2});
+  REQUIRE(wait_info(one, [](const NetworkInfo& i) {
+    for (const auto& r : i.refusals) {
+      if (r.find("duplicate node") != std::string::npos) return true;
+    }
+    return false;
+  }));
+  const auto peers = info(one).peers;
+  REQUIRE(peers.size() == 1);
+  CHECK(peers[0].node_no == 2);
+  CHECK(one.request(Add{"d", 1}) == 1);
+}

@@ -18,6 +18,7 @@
 #include <elfin/dumper/dump_command.hpp>
 #include <elfin/dumper/dumper.hpp>
 #include <elfin/logger/logger.hpp>
+#include <elfin/network/network.hpp>
 #include <elfin/system.hpp>
 #include <elfin/telemeter/telemeter.hpp>
 
@@ -157,6 +158,7 @@ void register_framework(BlueprintRegistry& registry) {
                              "system.loggers: writes log records to stderr, stdout or a file");
   std::ignore = registry.add("elfin.telemeter", telemeter::blueprint(),
                              "system.telemeters: serves the metrics on a Prometheus /metrics endpoint");
+  network::register_blueprints(registry);
 }
 
 Result<TopologyFile, std::string> load_node(const std::string& topology_path, const std::string& config_override,

@@ -223,3 +223,60 @@ TEST_CASE("a blueprint registry refuses a name twice and lists its entries sorte
   CHECK(reg.find("b.two") != nullptr);
   CHECK(reg.find("c") == nullptr);
 }
+
+TEST_CASE("with a network battery registered, [[remote]] mounts a remote group that routes accept",
+          "[core][topology_file]") {
+  auto reg = registry();
+  REQUIRE(reg.add("test.network", ActorGroup().exec(left)).ok());
+  std::vector<RemoteGroupDecl> made;
+  reg.set_remote_factory([&](const RemoteGroupDecl& decl) {
+    made.push_back(decl);
+    return ActorGroup().exec(right);
+  });
+  constexpr const char* kToml = R"(
+[[groups]]
+name = "system.network"
+blueprint = "test.network"
+
+[[groups]]
+name = "driver"
+blueprint = "test.driver"
+
+[[remote]]
+name = "storage"
+nodes = [3, 2]
+routing = "broadcast"
+
+[[routes]]
+from = "driver"
+to = "storage"
+messages = ["test.*"]
+)";
+  auto file = parse_topology_file(kToml, "node.toml", reg);
+  REQUIRE(file.ok());
+  REQUIRE(made.size() == 1);
+  CHECK(made[0].name == "storage");
+  CHECK(made[0].nodes == std::vector<std::uint16_t>{3, 2});
+  CHECK(made[0].routing == "broadcast");
+  const auto& groups = file->topology.groups();
+  REQUIRE(groups.size() == 3);
+  CHECK(groups[2].name == "storage");
+  CHECK(groups[2].blueprint.has_value());
+  REQUIRE(groups[1].routes.size() == 1);
+  CHECK(groups[groups[1].routes[0].to].name == "storage");
+
+  // Without `system.network` the remote group has no way out: an error with its line.
+  auto missing = parse_topology_file(R"(
+[[groups]]
+name = "driver"
+blueprint = "test.driver"
+
+[[remote]]
+name = "storage"
+nodes = [2]
+)",
+                                     "bare.toml", reg);
+  REQUIRE_FALSE(missing.ok());
+  CHECK_THAT(missing.error(), Catch::Contains("bare.toml:6") &&
+                                  Catch::Contains("remote group `storage` needs a `system.network` group"));
+}

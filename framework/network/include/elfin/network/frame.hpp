@@ -236,7 +236,8 @@ class FrameReader {
   [[nodiscard]] std::size_t missing() const;
   [[nodiscard]] std::size_t capacity() const { return capacity_; }
   [[nodiscard]] std::uint32_t max_frame_size() const { return max_frame_size_; }
-  /// The peer's Hello may lower or raise what this side accepts.
+  /// Changes the largest body this side accepts (what its Hello announces), e.g. after a config
+  /// reload; the frame at the head of the buffer is checked against the new limit.
   void set_max_frame_size(std::uint32_t max_frame_size) { max_frame_size_ = max_frame_size; }
 
  private:

@@ -21,6 +21,8 @@
 #include <variant>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include <elfin/result.hpp>
 
 namespace elfin::network {
@@ -253,3 +255,11 @@ class FrameReader {
 };
 
 }  // namespace elfin::network
+
+/// "frame 12: frame length 4294967295 exceeds the maximum 16777216": a FrameError as a log line says it.
+template <>
+struct fmt::formatter<elfin::network::FrameError> : fmt::formatter<std::string_view> {
+  auto format(const elfin::network::FrameError& e, fmt::format_context& ctx) const {
+    return fmt::format_to(ctx.out(), "frame {}: {}", e.frame_no, e.message);
+  }
+};

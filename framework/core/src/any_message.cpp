@@ -1,10 +1,16 @@
 #include <elfin/any_message.hpp>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <elfin/envelope.hpp>
 
 namespace elfin {
+
+namespace {
+constexpr std::size_t kMaxDecodeDepth = 256;
+}
 
 AnyMessage::AnyMessage(const AnyMessage& other)
     : vtable_(other.vtable_), object_(other.vtable_->clone(other.object_)) {}
@@ -32,7 +38,13 @@ Result<AnyMessage, std::string> AnyMessage::decode(std::string_view protocol, st
   const MessageVTable* vtable = MessageRegistry::instance().find(protocol, name);
   if (vtable == nullptr) return Err{fmt::format("unknown message `{}.{}`: no such type is registered", protocol, name)};
   try {
-    auto handle = msgpack::unpack(bytes.data(), bytes.size());
+    // The bytes may come from another node, so they are untrusted. msgpack-c allocates room for an
+    // array's or a map's elements as soon as it reads their count, before they arrive: five bytes
+    // could ask for 100 GB (found by tests/fuzz). A container cannot have more elements than there are
+    // bytes, so the input's size bounds every count; nesting is bounded too (no message is that deep).
+    const auto n = static_cast<std::size_t>(std::min<std::size_t>(bytes.size(), 0xFFFF'FFFFU));
+    const msgpack::unpack_limit limit(n, n / 2, n, n, n, kMaxDecodeDepth);
+    auto handle = msgpack::unpack(bytes.data(), bytes.size(), nullptr, nullptr, limit);
     return AnyMessage{vtable, vtable->unpack(handle.get())};
   } catch (const std::exception& e) {
     return Err{fmt::format("cannot decode `{}.{}` from {} bytes: {}", protocol, name, bytes.size(), e.what())};

@@ -37,7 +37,7 @@ Connection::Connection(NetworkState& net, asio::ip::tcp::socket socket, bool out
       timer_(net.io()),
       outgoing_(outgoing),
       address_(endpoint_text(socket_)),
-      handshake_(net.identity(), net.config().secret),
+      handshake_(net.identity(), net.config().secret, net.config().also_accepted_secrets),
       reader_(static_cast<std::uint32_t>(net.config().max_frame_size.bytes)) {
   std::error_code ignored;
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);

@@ -101,7 +101,7 @@ Handshake::Step Handshake::refuse(std::string reason) {
 
 Handshake::Step Handshake::on_error(const FrameError& error) {
   if (phase_ == Phase::Done) return Step{{}, Refused{"the handshake is over", {}}};
-  return refuse(fmt::format("handshake frame {}: {}", error.frame_no, error.message));
+  return refuse(fmt::format("handshake {}", error));
 }
 
 Handshake::Step Handshake::on_frame(const Frame& frame) {

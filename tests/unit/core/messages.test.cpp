@@ -145,6 +145,17 @@ TEST_CASE("decoding bytes that are not the message fails with an error naming it
   }
 }
 
+TEST_CASE("decoding a container count larger than the bytes fails before allocating it", "[core][messages]") {
+  // Five bytes announcing 4 billion elements (an array, a map): msgpack-c would reserve room for all of
+  // them up front; the decoder refuses the count instead.
+  for (const std::string& bytes : {std::string("\xdd\xff\xff\xff\xff", 5), std::string("\xdf\xff\xff\xff\xff", 5),
+                                   std::string("\x81\xa3seq\xdd\x00\x10\x00\x00\x01", 10)}) {
+    auto result = AnyMessage::decode("test", "Numbered", bytes);
+    REQUIRE_FALSE(result.ok());
+    CHECK_THAT(result.error(), Catch::Contains("size overflow"));
+  }
+}
+
 TEST_CASE("decoding an unknown (protocol, name) fails with an error naming it", "[core][messages]") {
   auto result = AnyMessage::decode("nope", "Nothing", AnyMessage(Start{}).encode());
   REQUIRE_FALSE(result.ok());

@@ -204,6 +204,7 @@ TEST_CASE("a length above the maximum is a framing error that sticks", "[network
     CHECK(e.fatal());
     CHECK(e.frame_no == 1);
     CHECK(e.message == "frame length 4294967295 exceeds the maximum 16777216");
+    CHECK(fmt::format("{}", e) == "frame 1: frame length 4294967295 exceeds the maximum 16777216");
   }
   SECTION("one above a configured maximum, after a good frame") {
     FrameReader reader(100);

@@ -21,6 +21,8 @@
 #include <variant>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include <elfin/result.hpp>
 
 namespace elfin::network {
@@ -236,7 +238,8 @@ class FrameReader {
   [[nodiscard]] std::size_t missing() const;
   [[nodiscard]] std::size_t capacity() const { return capacity_; }
   [[nodiscard]] std::uint32_t max_frame_size() const { return max_frame_size_; }
-  /// The peer's Hello may lower or raise what this side accepts.
+  /// Changes the largest body this side accepts (what its Hello announces), e.g. after a config
+  /// reload; the frame at the head of the buffer is checked against the new limit.
   void set_max_frame_size(std::uint32_t max_frame_size) { max_frame_size_ = max_frame_size; }
 
  private:
@@ -252,3 +255,11 @@ class FrameReader {
 };
 
 }  // namespace elfin::network
+
+/// "frame 12: frame length 4294967295 exceeds the maximum 16777216": a FrameError as a log line says it.
+template <>
+struct fmt::formatter<elfin::network::FrameError> : fmt::formatter<std::string_view> {
+  auto format(const elfin::network::FrameError& e, fmt::format_context& ctx) const {
+    return fmt::format_to(ctx.out(), "frame {}: {}", e.frame_no, e.message);
+  }
+};

@@ -50,6 +50,7 @@ namespace elfin::network {
 ///   ping_interval = "5s"                         # a Ping when the connection is otherwise quiet
 ///   idle_timeout = "30s"                         # close a connection that received nothing that long
 ///   secret = "..."                               # cluster secret: peers must prove they know it
+///   also_accepted_secrets = ["old"]              # accepted from peers during a rotation
 ///   max_frame_size = "16MiB"                     # larger frames close the connection
 struct Discovery {
   std::vector<std::string> predefined;
@@ -62,8 +63,10 @@ struct Config {
   std::chrono::milliseconds ping_interval{5'000};
   std::chrono::milliseconds idle_timeout{30'000};
   std::optional<std::string> secret;
+  /// Secrets peers may prove instead of `secret` while the cluster rotates it (never sent).
+  std::vector<std::string> also_accepted_secrets;
   ByteSize max_frame_size{16 * 1024 * 1024};
-  ELFIN_CONFIG(listen, discovery, ping_interval, idle_timeout, secret, max_frame_size);
+  ELFIN_CONFIG(listen, discovery, ping_interval, idle_timeout, secret, also_accepted_secrets, max_frame_size);
 };
 
 /// Messages a forwarder may have unacknowledged on one connection.

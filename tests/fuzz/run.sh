@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds the frame-decoder fuzzer with clang 14 (libFuzzer + ASan + UBSan) in build-fuzz/ and runs it.
+#   tests/fuzz/run.sh [seconds]      default 30; extra arguments go to libFuzzer (e.g. -jobs=2)
+# New inputs go to build-fuzz/corpus/frame (the checked-in seeds stay as they are); a crash leaves its
+# input in build-fuzz/ and the script fails.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds="${1:-30}"
+shift || true
+dir=build-fuzz
+
+CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DELFIN_BUILD_FUZZERS=ON \
+  -DELFIN_BUILD_TESTS=OFF -DELFIN_BUILD_EXAMPLES=OFF > /dev/null
+cmake --build "$dir" --target elfin_frame_decoder_fuzzer
+mkdir -p "$dir/corpus/frame"
+UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1" \
+  "$dir/tests/fuzz/elfin_frame_decoder_fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+  -print_final_stats=1 -artifact_prefix="$dir/" "$@" "$dir/corpus/frame" tests/fuzz/corpus/frame

@@ -51,12 +51,12 @@ std::ostream& operator<<(std::ostream& out, const ExitStatus& status);
 
 struct ProcessOptions {
   /// The child's working directory; empty: the test's.
-  std::filesystem::path cwd;
+  std::filesystem::path cwd{};
   /// Added to (or replacing in) the test's environment.
-  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<std::pair<std::string, std::string>> env{};
   /// Where `stdout.log` and `stderr.log` go (created if needed); empty: a TempDir owned by the
   /// Process (removed with it). Give one to keep the logs of a node across restarts.
-  std::filesystem::path log_dir;
+  std::filesystem::path log_dir{};
   /// Prefix of the two log files' names (`<name>.stdout.log`), so nodes can share a `log_dir`.
   std::string name = "process";
 };

@@ -4,6 +4,7 @@
 
 #ifdef ELFIN_WITH_EXAMPLES
 #include "ping_pong.hpp"
+#include "remote_counter.hpp"
 #endif
 
 int main(int argc, char** argv) {
@@ -11,6 +12,7 @@ int main(int argc, char** argv) {
   elfin::cli::register_framework(registry);
 #ifdef ELFIN_WITH_EXAMPLES
   ping_pong::register_blueprints(registry);
+  remote_counter::register_blueprints(registry);
 #endif
   return elfin::cli::main(argc, argv, registry);
 }

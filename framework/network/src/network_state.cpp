@@ -131,8 +131,13 @@ Result<void, std::string> NetworkState::start(const Config& config) {
   started_ = true;
   elfin::detail::set_remote_router(system_, this);
   thread_ = std::thread([this] { io_.run(); });
-  log(LogLevel::Info, fmt::format("node {} (launch {:016x}) listening on [{}], dialing [{}]", node_no_, launch_id_,
-                                  fmt::join(listening_, ", "), fmt::join(config_.discovery.predefined, ", ")));
+  std::vector<std::string> listening;
+  for (const auto& address : listening_) listening.push_back("tcp://" + address);
+  log(LogLevel::Info, fmt::format("node {} (launch {:016x}) listening on {}; dialing {}", node_no_, launch_id_,
+                                  listening.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(listening, ", ")),
+                                  config_.discovery.predefined.empty()
+                                      ? std::string("nobody")
+                                      : fmt::format("{}", fmt::join(config_.discovery.predefined, ", "))));
   return {};
 }
 

@@ -3,6 +3,16 @@
 //
 //   raw_tcp_small   32-byte frames over one loopback TCP connection; ops = frames (msgs/s)
 //   raw_tcp_64k     64 KiB frames, the same; ops = frames, and MB/s of payload
+//   remote_small    elfin: a driver on node 1 sends messages with a 32-byte field to a group on
+//                   node 2 (another process) over the network battery, with flow control;
+//                   the clock stops when node 2 answers a request sent after the last message
+//                   (FIFO per sender: it has counted them all). Next to raw_tcp_small.
+//   remote_64k      the same with a 64 KiB field; next to raw_tcp_64k
+//   remote_rtt      request/response round trips to node 2, one at a time; next to a raw TCP
+//                   ping-pong of 8 bytes on the same kind of connection
+//
+// Node 2 is this binary started again with `--serve PORT` (its own process, as in production);
+// it lives as long as its stdin is open.
 //
 // The pump: a sender thread writes length-prefixed frames (u32 little-endian length, then the
 // payload, whose first 8 bytes are the frame's sequence number) into a 64 KiB buffer and writes
@@ -23,9 +33,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -40,6 +52,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+
+#include <elfin/elfin.hpp>
+#include <elfin/network/network.hpp>
 
 #include "bench_common.hpp"
 
@@ -272,6 +287,229 @@ bool network_case(const Options& o, std::string_view name, std::size_t frame_byt
   }
 }
 
+// --- elfin: node 2 in another process ------------------------------------------------------------
+
+struct Payload {
+  std::string data;
+  ELFIN_MESSAGE(bench_net, Payload, data);
+  ELFIN_NO_DUMPING;
+};
+/// How many Payloads arrived since the last Drain (FIFO per sender: all that were sent before).
+struct Drain {
+  ELFIN_REQUEST(bench_net, Drain, std::uint64_t);
+};
+struct Echo {
+  std::uint64_t n = 0;
+  ELFIN_REQUEST(bench_net, Echo, std::uint64_t, n);
+};
+
+elfin::Task<> sink(elfin::Context<> ctx) {
+  std::uint64_t count = 0;
+  while (auto envelope = co_await ctx.recv()) {
+    if (envelope->is<Payload>()) {
+      ++count;
+    } else if (envelope->is<Drain>()) {
+      auto token = envelope->take_token<Drain>();
+      ctx.respond(std::move(token), std::exchange(count, 0));
+    } else if (const auto* echo = envelope->get<Echo>()) {
+      const std::uint64_t n = echo->n;
+      auto token = envelope->take_token<Echo>();
+      ctx.respond(std::move(token), n);
+    }
+  }
+}
+
+std::string network_config(std::string_view listen, std::string_view dial) {
+  return fmt::format(R"([system.network]
+listen = [{}]
+discovery.predefined = [{}]
+discovery.attempt_interval = "100ms"
+secret = "bench"
+)",
+                     listen.empty() ? "" : fmt::format("\"tcp://{}\"", listen),
+                     dial.empty() ? "" : fmt::format("\"tcp://{}\"", dial));
+}
+
+/// `--serve PORT`: node 2 until stdin closes.
+int serve(std::uint16_t port) {
+  elfin::Topology topology;
+  topology.local("system.network").mount(elfin::network::blueprint());
+  topology.local("sink").mount(elfin::ActorGroup().exec(sink));
+  elfin::StartOptions options;
+  options.node_no = 2;
+  options.workers = 2;
+  options.config_toml = network_config(fmt::format("127.0.0.1:{}", port), "");
+  auto system = elfin::System::start(std::move(topology), std::move(options));
+  if (!system) {
+    std::fprintf(stderr, "bench_network --serve: %s\n", system.error().c_str());
+    return 1;
+  }
+  char byte = 0;
+  while (::read(0, &byte, 1) > 0) {
+  }
+  system->terminate();
+  system->join();
+  return 0;
+}
+
+/// Node 2, started once for all elfin cases and stopped with the benchmark.
+class ServerProcess {
+ public:
+  ServerProcess() {
+    port_ = free_port();
+    int in[2];
+    if (::pipe(in) != 0) throw socket_error("pipe");
+    pid_ = ::fork();
+    if (pid_ < 0) throw socket_error("fork");
+    if (pid_ == 0) {
+      ::dup2(in[0], 0);
+      ::close(in[0]);
+      ::close(in[1]);
+      const std::string port = std::to_string(port_);
+      ::execl(self_path().c_str(), self_path().c_str(), "--serve", port.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(in[0]);
+    stdin_.emplace(in[1]);
+  }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+  ~ServerProcess() {
+    stdin_.reset();  // EOF: the server terminates its system and exits
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+  }
+  [[nodiscard]] std::string address() const { return fmt::format("127.0.0.1:{}", port_); }
+
+ private:
+  static std::uint16_t free_port() {
+    Fd fd{::socket(AF_INET, SOCK_STREAM, 0)};
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(fd.get(), as_sockaddr(address), sizeof address) != 0) throw socket_error("bind");
+    socklen_t length = sizeof address;
+    if (::getsockname(fd.get(), as_sockaddr(address), &length) != 0) throw socket_error("getsockname");
+    return ntohs(address.sin_port);  // a small race until node 2 binds it; the bench then fails loudly
+  }
+  static std::string self_path() {
+    std::array<char, 4096> path{};
+    const auto n = ::readlink("/proc/self/exe", path.data(), path.size() - 1);
+    if (n <= 0) throw socket_error("readlink /proc/self/exe");
+    return std::string(path.data(), static_cast<std::size_t>(n));
+  }
+  std::uint16_t port_ = 0;
+  pid_t pid_ = -1;
+  std::optional<Fd> stdin_;
+};
+
+ServerProcess& server() {
+  static ServerProcess process;  // the benchmark's lifetime; started by the first elfin case
+  return process;
+}
+
+/// Waits until node 2 answers (the connection is up): a request to a remote group that is not
+/// connected yet fails at once.
+elfin::Task<bool> await_peer(elfin::Context<>& ctx) {
+  const auto deadline = Clock::now() + std::chrono::seconds{30};
+  while (Clock::now() < deadline) {
+    auto answer = co_await ctx.request(Drain{});
+    if (answer) co_return true;
+    co_await ctx.yield_now();
+  }
+  co_return false;
+}
+
+Figure remote_run(std::string_view what, std::function<elfin::Task<>(elfin::Context<>)> driver) {
+  elfin::Topology topology;
+  topology.local("system.network").mount(elfin::network::blueprint());
+  auto sink_group = topology.local("sink");
+  sink_group.mount(elfin::network::remote_group({.nodes = {2}}));
+  auto drivers = topology.local("driver");
+  drivers.route_to(sink_group, elfin::filters::protocol("bench_net"));
+  drivers.mount(elfin::ActorGroup().exec(std::move(driver))).entrypoint();
+  return elfin_bench::run_elfin(what, std::move(topology), network_config("", server().address()), 2);
+}
+
+Figure remote_throughput(std::size_t field_bytes, std::uint64_t n) {
+  return remote_run("remote throughput", [field_bytes, n](elfin::Context<> ctx) -> elfin::Task<> {
+    const bool up = co_await await_peer(ctx);
+    if (!up) {
+      elfin_bench::report_error("node 2 did not answer within 30 s");
+      co_return;
+    }
+    const std::string data(field_bytes, 'x');
+    const auto start = Clock::now();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      Payload payload{data};
+      auto sent = co_await ctx.send(std::move(payload));
+      if (!sent) {
+        elfin_bench::report_error(elfin_bench::error_text("send Payload", sent.error()));
+        co_return;
+      }
+    }
+    auto counted = co_await ctx.request(Drain{});
+    const auto stop = Clock::now();
+    if (!counted || *counted != n) {
+      elfin_bench::report_error(fmt::format("node 2 counted {} of {} messages", counted ? *counted : 0, n));
+      co_return;
+    }
+    elfin_bench::report(Figure{elfin_bench::seconds_between(start, stop), n});
+  });
+}
+
+Figure remote_rtt(std::uint64_t n) {
+  return remote_run("remote rtt", [n](elfin::Context<> ctx) -> elfin::Task<> {
+    const bool up = co_await await_peer(ctx);
+    if (!up) {
+      elfin_bench::report_error("node 2 did not answer within 30 s");
+      co_return;
+    }
+    const auto start = Clock::now();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      Echo echo{i};
+      auto answer = co_await ctx.request(std::move(echo));
+      if (!answer || *answer != i) {
+        elfin_bench::report_error(fmt::format("Echo {} came back wrong", i));
+        co_return;
+      }
+    }
+    elfin_bench::report(Figure{elfin_bench::seconds_between(start, Clock::now()), n});
+  });
+}
+
+/// The raw peer of remote_rtt: 8 bytes there and back, one at a time, on a loopback connection.
+Figure raw_ping_pong(std::uint64_t n) {
+  auto [a, b] = loopback_connection();
+  std::thread echo([fd = b.get(), n] {
+    char buffer[8];
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::size_t got = 0;
+      while (got < sizeof buffer) {
+        const auto r = ::recv(fd, buffer + got, sizeof buffer - got, 0);
+        if (r <= 0) return;
+        got += static_cast<std::size_t>(r);
+      }
+      write_all(fd, buffer, sizeof buffer);
+    }
+  });
+  const auto start = Clock::now();
+  char buffer[8] = {};
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::memcpy(buffer, &i, sizeof i);
+    write_all(a.get(), buffer, sizeof buffer);
+    std::size_t got = 0;
+    while (got < sizeof buffer) {
+      const auto r = ::recv(a.get(), buffer + got, sizeof buffer - got, 0);
+      if (r <= 0) throw socket_error("recv");
+      got += static_cast<std::size_t>(r);
+    }
+  }
+  const auto stop = Clock::now();
+  echo.join();
+  return Figure{elfin_bench::seconds_between(start, stop), n};
+}
+
 std::vector<elfin_bench::Case> cases() {
   std::vector<elfin_bench::Case> out;
   out.push_back({"raw_tcp_small", "raw_tcp", [](const Options& o) {
@@ -282,9 +520,33 @@ std::vector<elfin_bench::Case> cases() {
                    const auto n = sizes(o).large_frames;
                    return network_case(o, "raw_tcp_64k", kLargeFrame, {}, [&] { return raw_pump(kLargeFrame, n); });
                  }});
+  // The elfin cases send fewer messages than the raw pump (each run is a fresh node); rates are
+  // per second either way.
+  out.push_back({"remote_small", "remote", [](const Options& o) {
+                   const std::uint64_t n = o.quick ? 200'000 : 2'000'000;
+                   return network_case(
+                       o, "remote_small", kSmallFrame, [&] { return remote_throughput(kSmallFrame, n); },
+                       [&] { return raw_pump(kSmallFrame, sizes(o).small_frames); });
+                 }});
+  out.push_back({"remote_64k", "remote", [](const Options& o) {
+                   const std::uint64_t n = o.quick ? 2'000 : 20'000;
+                   return network_case(
+                       o, "remote_64k", kLargeFrame, [&] { return remote_throughput(kLargeFrame, n); },
+                       [&] { return raw_pump(kLargeFrame, sizes(o).large_frames); });
+                 }});
+  out.push_back({"remote_rtt", "remote", [](const Options& o) {
+                   const std::uint64_t n = o.quick ? 2'000 : 20'000;
+                   return network_case(
+                       o, "remote_rtt", 8, [&] { return remote_rtt(n); }, [&] { return raw_ping_pong(n); });
+                 }});
   return out;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) { return elfin_bench::run_main(kBench, cases(), argc, argv); }
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string_view(argv[1]) == "--serve") {
+    return serve(static_cast<std::uint16_t>(std::stoul(argv[2])));
+  }
+  return elfin_bench::run_main(kBench, cases(), argc, argv);
+}

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -12,6 +13,13 @@
 #include <thread>
 
 #include <elfin/elfin.hpp>
+#include <asio/connect.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/write.hpp>
+
+#include <elfin/network/frame.hpp>
+#include <elfin/network/handshake.hpp>
 #include <elfin/network/network.hpp>
 #include <elfin/testing/proxy.hpp>
 
@@ -304,4 +312,151 @@ TEST_CASE("a second node with a number already connected is refused", "[network]
   REQUIRE(peers.size() == 1);
   CHECK(peers[0].node_no == 2);
   CHECK(one.request(Add{"d", 1}) == 1);
+}
+
+namespace {
+
+/// A hand-driven peer over a blocking socket: it speaks the handshake itself, so a test can then
+/// write anything to the node.
+class RawPeer {
+ public:
+  RawPeer(const std::string& address, std::uint16_t node_no, std::optional<std::string> secret)
+      : socket_(io_), handshake_(elfin::network::NodeIdentity{node_no, 77, "raw", 1 << 20}, std::move(secret)) {
+    const auto colon = address.rfind(':');
+    asio::ip::tcp::endpoint endpoint(asio::ip::make_address(address.substr(0, colon)),
+                                     static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1))));
+    socket_.connect(endpoint);
+    write(handshake_.start());
+    for (;;) {
+      auto frame = next();
+      if (!frame) throw std::runtime_error("the node closed during the handshake");
+      auto step = handshake_.on_frame(*frame);
+      write(step.send);
+      if (std::holds_alternative<elfin::network::Handshake::Established>(step.state)) break;
+      if (std::holds_alternative<elfin::network::Handshake::Refused>(step.state)) throw std::runtime_error("refused");
+    }
+    auto welcome = next();  // the node's groups
+    if (!welcome || !std::holds_alternative<elfin::network::Welcome>(*welcome)) throw std::runtime_error("no Welcome");
+    for (const auto& g : std::get<elfin::network::Welcome>(*welcome).groups) groups_[g.name] = g.group_no;
+    std::string bytes;
+    elfin::network::encode(elfin::network::Welcome{}, bytes);
+    write(bytes);
+  }
+
+  void write(std::string_view bytes) { asio::write(socket_, asio::buffer(bytes.data(), bytes.size())); }
+  std::uint8_t group(const std::string& name) { return groups_.at(name); }
+
+  /// The next frame other than Ping/Pong/Credit, or nullopt once the node closed the connection.
+  std::optional<elfin::network::Frame> next() {
+    for (;;) {
+      auto got = reader_.next();
+      if (!got) throw std::runtime_error(got.error().message);
+      if (auto& frame = *got) {
+        if (std::holds_alternative<elfin::network::Ping>(*frame) || std::holds_alternative<elfin::network::Credit>(*frame)) {
+          continue;
+        }
+        return *frame;
+      }
+      auto buffer = reader_.prepare(4096);
+      std::error_code ec;
+      const auto n = socket_.read_some(asio::buffer(buffer.data(), buffer.size()), ec);
+      if (ec) return std::nullopt;
+      reader_.commit(n);
+    }
+  }
+
+ private:
+  asio::io_context io_;
+  asio::ip::tcp::socket socket_;
+  elfin::network::Handshake handshake_;
+  elfin::network::FrameReader reader_;
+  std::map<std::string, std::uint8_t> groups_;
+};
+
+std::string message_frame(std::uint8_t group_no, std::string_view protocol, std::string_view name,
+                          std::string_view payload, std::uint64_t request_id) {
+  elfin::network::MessageFrame m;
+  m.request = request_id != 0;
+  m.request_id = request_id;
+  m.flow_id = 1;
+  m.group_no = group_no;
+  m.trace_id = 42;
+  m.protocol = protocol;
+  m.name = name;
+  m.payload = payload;
+  std::string bytes;
+  elfin::network::encode(m, bytes);
+  return bytes;
+}
+
+std::string encoded(const auto& message) {
+  msgpack::sbuffer buffer;
+  msgpack::pack(buffer, message);
+  return {buffer.data(), buffer.size()};
+}
+
+}  // namespace
+
+TEST_CASE("undecodable frames are skipped and answered Failed; bad framing closes that connection only",
+          "[network][remote]") {
+  auto two = server(2);
+  const std::string address = listen_address(two);
+  RawPeer peer(address, 9, "s3cret");
+  const auto counters_no = peer.group("counters");
+
+  // A request for a message this node does not know: skipped, answered Failed.
+  peer.write(message_frame(counters_no, "remote_test", "NoSuchMessage", encoded(std::map<std::string, int>{}), 5));
+  auto answer = peer.next();
+  REQUIRE(answer);
+  auto* response = std::get_if<elfin::network::ResponseFrame>(&*answer);
+  REQUIRE(response != nullptr);
+  CHECK(response->request_id == 5);
+  REQUIRE(response->items.size() == 1);
+  CHECK(response->items[0].status == elfin::network::ResponseStatus::Failed);
+
+  // A known request whose payload is not its shape (a string where the map should be): Failed.
+  peer.write(message_frame(counters_no, "remote_test", "Add", encoded(std::string("garbage")), 6));
+  answer = peer.next();
+  REQUIRE(answer);
+  response = std::get_if<elfin::network::ResponseFrame>(&*answer);
+  REQUIRE(response != nullptr);
+  CHECK(response->request_id == 6);
+  CHECK(response->items.at(0).status == elfin::network::ResponseStatus::Failed);
+
+  // A well-formed request on the same connection still works after both.
+  peer.write(message_frame(counters_no, "remote_test", "Add", encoded(Add{"raw", 3}), 7));
+  answer = peer.next();
+  REQUIRE(answer);
+  response = std::get_if<elfin::network::ResponseFrame>(&*answer);
+  REQUIRE(response != nullptr);
+  CHECK(response->request_id == 7);
+  REQUIRE(response->items.at(0).status == elfin::network::ResponseStatus::Ok);
+  CHECK(msgpack::unpack(response->items[0].payload.data(), response->items[0].payload.size()).get().as<std::uint64_t>() ==
+        3);
+
+  // An oversized length: the node closes this connection...
+  const std::string oversized("\xff\xff\xff\x7f\x0a", 5);
+  peer.write(oversized);
+  CHECK_FALSE(peer.next().has_value());
+
+  // ...and keeps serving everyone else, including a client over the network.
+  auto one = client(1, {address}, {2});
+  REQUIRE(wait_info(one, [](const NetworkInfo& i) { return has_peer(i, 2); }));
+  CHECK(one.request(Add{"raw", 1}) == 4);
+
+  // Garbage instead of a handshake: refused, closed; the node is unmoved.
+  {
+    asio::io_context io;
+    asio::ip::tcp::socket raw(io);
+    const auto colon = address.rfind(':');
+    raw.connect({asio::ip::make_address(address.substr(0, colon)),
+                 static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1)))});
+    const std::string garbage = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    asio::write(raw, asio::buffer(garbage));
+    std::array<char, 256> sink{};
+    std::error_code ec;
+    while (!ec) std::ignore = raw.read_some(asio::buffer(sink), ec);  // until the node closes
+    CHECK((ec == asio::error::eof || ec == asio::error::connection_reset));
+  }
+  CHECK(one.request(Add{"raw", 1}) == 5);
 }

@@ -279,3 +279,41 @@ TEST_CASE("a node with the wrong secret is refused, and both sides log why", NET
   CHECK(client.process.output().find("counter hits = ") == std::string::npos);
   CHECK(counted(server.process.output()) == 0);
 }
+
+TEST_CASE("a trace crosses nodes: elfin dump --trace over both nodes' dump files shows it", NETWORK_TAGS) {
+  TempDir dir;
+  const std::string dumper_group = "\n[[groups]]\nname = \"system.dumpers\"\nblueprint = \"elfin.dumper\"\n";
+  auto dumper_config = [&](std::string_view node) {
+    return fmt::format("\n[system.dumpers]\npath = \"{}/{}.dump\"\nwrite_interval = \"100ms\"\n", dir.path().string(),
+                       node);
+  };
+  auto server = start_node(dir, "server2", server_topology(2, "server2") + dumper_group, [&](std::uint16_t port) {
+    return network_config(port, {}, "s3cret", dumper_config("server2"));
+  });
+  auto client = start_node(dir, "client", client_topology({2}, "unicast") + dumper_group, [&](std::uint16_t port) {
+    return network_config(port, {server.port}, "s3cret",
+                          dumper_config("client") + "\n[clients]\nrate = 20\nname = \"hits\"");
+  });
+  REQUIRE(wait_for(client, "counter hits = 3\n"));
+  CHECK(stop(client) == ExitStatus::exited(0));
+  CHECK(stop(server) == ExitStatus::exited(0));
+
+  // The answer's log line carries the request's trace id (a response continues its request's trace).
+  std::smatch found;
+  const std::string log = client.process.output();
+  REQUIRE(std::regex_search(log, found, std::regex("\\[([0-9]+)\\] clients[^\n]*counter hits = 2\n")));
+  const std::string trace = found[1].str();
+
+  auto dump = Process::start({elfin::test::elfin_binary(), "dump", "--json", "--trace", trace,
+                              (dir.path() / "client.dump").string(), (dir.path() / "server2.dump").string()},
+                             {.log_dir = dir.path(), .name = "dump"});
+  REQUIRE(dump);
+  REQUIRE(dump->wait_exit(kTimeout) == ExitStatus::exited(0));
+  const std::string lines = dump->output();
+  INFO(lines);
+  // Node 1 sent the request, node 2's counter received it and answered: one trace, two files.
+  CHECK(std::regex_search(lines, std::regex(R"("g":"clients"[^\n]*"mn":"Add")")));
+  CHECK(std::regex_search(lines, std::regex(R"("g":"counters"[^\n]*"mn":"Add")")));
+  CHECK(std::regex_search(lines, std::regex(R"("n":1)")));
+  CHECK(std::regex_search(lines, std::regex(R"("n":2)")));
+}

@@ -211,6 +211,9 @@ Blueprint remote_group(RemoteGroupOptions options) {
     }};
     return ActorGroup()
         .router(std::move(router))
+        // Room for a window's worth: the sender and the forwarder hand over in batches instead of
+        // waking each other per message. Still bounded (system.mailbox.capacity overrides it).
+        .mailbox_capacity(kForwarderMailboxCapacity)
         .exec([net, remote_name](Context<NoConfig, std::uint16_t> ctx) {
           const std::uint16_t node = ctx.key();
           return forward(std::move(ctx), net, node, remote_name);

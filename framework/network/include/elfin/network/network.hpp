@@ -72,6 +72,10 @@ struct Config {
 /// Messages a forwarder may have unacknowledged on one connection.
 inline constexpr std::uint32_t kFlowWindow = 1024;
 
+/// A forwarder's mailbox (unless `system.mailbox.capacity` of the remote group says otherwise):
+/// room for batches, so senders and forwarders do not wake each other per message.
+inline constexpr std::size_t kForwarderMailboxCapacity = 256;
+
 /// How a remote group present on several nodes picks among the connected ones.
 enum class Routing : std::uint8_t {
   Unicast,    ///< one node: the first connected one in `nodes` order (the others are standbys)
@@ -80,13 +84,13 @@ enum class Routing : std::uint8_t {
 
 struct RemoteGroupOptions {
   /// Where the group lives.
-  std::vector<std::uint16_t> nodes;
+  std::vector<std::uint16_t> nodes{};
   Routing routing = Routing::Unicast;
   /// The group's name on those nodes; empty: the same as the local name it is mounted on.
-  std::string remote_name;
+  std::string remote_name{};
   /// Optional: picks the node for a message among the connected ones (overrides `routing`);
   /// nullopt discards the message (the send returns NoRoute).
-  std::function<std::optional<std::uint16_t>(const Envelope&, const std::vector<std::uint16_t>& connected)> pick;
+  std::function<std::optional<std::uint16_t>(const Envelope&, const std::vector<std::uint16_t>& connected)> pick{};
 };
 
 /// The `system.network` group.

@@ -31,11 +31,19 @@ Result<AnyMessage, std::string> AnyMessage::decode(std::string_view protocol, st
                                                    std::string_view bytes) {
   const MessageVTable* vtable = MessageRegistry::instance().find(protocol, name);
   if (vtable == nullptr) return Err{fmt::format("unknown message `{}.{}`: no such type is registered", protocol, name)};
+  msgpack::object_handle handle;
   try {
-    auto handle = msgpack::unpack(bytes.data(), bytes.size());
-    return AnyMessage{vtable, vtable->unpack(handle.get())};
+    handle = msgpack::unpack(bytes.data(), bytes.size());
   } catch (const std::exception& e) {
-    return Err{fmt::format("cannot decode `{}.{}` from {} bytes: {}", protocol, name, bytes.size(), e.what())};
+    return Err{
+        fmt::format("cannot decode {}.{}: malformed msgpack ({} bytes): {}", protocol, name, bytes.size(), e.what())};
+  }
+  try {
+    return AnyMessage{vtable, vtable->unpack(handle.get())};
+  } catch (const DecodeError& e) {  // the evolution rules: a missing field, a value that does not fit
+    return Err{fmt::format("cannot decode {}.{}: {}", protocol, name, e.what())};
+  } catch (const std::exception& e) {  // a part or adaptor outside the rules (msgpack-c's own errors)
+    return Err{fmt::format("cannot decode {}.{}: {}", protocol, name, e.what())};
   }
 }
 

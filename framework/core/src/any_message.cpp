@@ -37,6 +37,7 @@ Result<AnyMessage, std::string> AnyMessage::decode(std::string_view protocol, st
                                                    std::string_view bytes) {
   const MessageVTable* vtable = MessageRegistry::instance().find(protocol, name);
   if (vtable == nullptr) return Err{fmt::format("unknown message `{}.{}`: no such type is registered", protocol, name)};
+  msgpack::object_handle handle;
   try {
     // The bytes may come from another node, so they are untrusted. msgpack-c allocates room for an
     // array's or a map's elements as soon as it reads their count, before they arrive: five bytes
@@ -44,10 +45,17 @@ Result<AnyMessage, std::string> AnyMessage::decode(std::string_view protocol, st
     // bytes, so the input's size bounds every count; nesting is bounded too (no message is that deep).
     const auto n = static_cast<std::size_t>(std::min<std::size_t>(bytes.size(), 0xFFFF'FFFFU));
     const msgpack::unpack_limit limit(n, n / 2, n, n, n, kMaxDecodeDepth);
-    auto handle = msgpack::unpack(bytes.data(), bytes.size(), nullptr, nullptr, limit);
-    return AnyMessage{vtable, vtable->unpack(handle.get())};
+    handle = msgpack::unpack(bytes.data(), bytes.size(), nullptr, nullptr, limit);
   } catch (const std::exception& e) {
-    return Err{fmt::format("cannot decode `{}.{}` from {} bytes: {}", protocol, name, bytes.size(), e.what())};
+    return Err{
+        fmt::format("cannot decode {}.{}: malformed msgpack ({} bytes): {}", protocol, name, bytes.size(), e.what())};
+  }
+  try {
+    return AnyMessage{vtable, vtable->unpack(handle.get())};
+  } catch (const DecodeError& e) {  // the evolution rules: a missing field, a value that does not fit
+    return Err{fmt::format("cannot decode {}.{}: {}", protocol, name, e.what())};
+  } catch (const std::exception& e) {  // a part or adaptor outside the rules (msgpack-c's own errors)
+    return Err{fmt::format("cannot decode {}.{}: {}", protocol, name, e.what())};
   }
 }
 

@@ -27,6 +27,8 @@
 
 #include <msgpack.hpp>
 
+#include <elfin/evolution.hpp>
+
 namespace elfin {
 
 namespace detail {
@@ -125,14 +127,17 @@ inline constexpr bool kIsSystemMessage = M::elfin_protocol == std::string_view{"
     object->via.map.size = 0;                                               \
     object->via.map.ptr = nullptr;                                          \
   }
-/// The msgpack map of a struct's fields (possibly none).
+/// The msgpack map of a config struct's keys (possibly none), msgpack-c's lenient rules (messages
+/// use ELFIN_DETAIL_FIELD_MAP, see evolution.hpp).
 #define ELFIN_DETAIL_MAP(...) ELFIN_DETAIL_CAT(ELFIN_DETAIL_MAP_, ELFIN_DETAIL_HAS_ARGS(__VA_ARGS__))(__VA_ARGS__)
 
 /// Declares a message inside its struct: `ELFIN_MESSAGE(protocol, Name, field1, field2, ...);`
+/// A field may be written with options: `ELFIN_DEFAULT(f)`, `ELFIN_ALIAS(f, "old")`,
+/// `ELFIN_FIELD(f, elfin::alias("old"), elfin::defaulted)` (see evolution.hpp).
 #define ELFIN_MESSAGE(protocol_, Name_, ...)                       \
   static constexpr ::std::string_view elfin_protocol = #protocol_; \
   static constexpr ::std::string_view elfin_name = #Name_;         \
-  ELFIN_DETAIL_MAP(__VA_ARGS__)                                    \
+  ELFIN_DETAIL_FIELD_MAP(__VA_ARGS__);                             \
   static inline const ::elfin::detail::MessageRegistrar<Name_> elfin_registrar_ {}
 
 /// Inside a message struct, after ELFIN_MESSAGE: this type is never dumped (bulk data, chatter;

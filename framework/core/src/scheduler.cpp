@@ -208,10 +208,11 @@ class BusyTimer {
   }
   BusyTimer(const BusyTimer&) = delete;
   BusyTimer& operator=(const BusyTimer&) = delete;
-  ~BusyTimer() { stop(); }
+  ~BusyTimer() { stop(false); }
   /// Records the run; call before the actor may be destroyed (finish_actor can free the cell).
-  void stop() {
-    if (telemetry_ != nullptr) telemetry_->record_busy(cell_, std::chrono::steady_clock::now() - start_);
+  /// `finished`: the actor's exec returned, which also ends the handling of its last message.
+  void stop(bool finished) {
+    if (telemetry_ != nullptr) telemetry_->end_run(cell_, start_, finished);
     telemetry_ = nullptr;
   }
 
@@ -237,7 +238,7 @@ void Scheduler::run_cell(ActorCell* cell) {
       cell->poll_fn_ = nullptr;
       std::exchange(cell->resume_point_, {}).resume();
       if (cell->task_.done()) {
-        busy.stop();
+        busy.stop(true);
         finish_actor(*cell);
         leave_flight();
         return;

@@ -7,6 +7,7 @@
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/current_actor.hpp>
 #include <elfin/detail/group_runtime.hpp>
+#include <elfin/detail/telemetry_clock.hpp>
 
 #include "system_core.hpp"
 
@@ -204,7 +205,7 @@ class BusyTimer {
  public:
   explicit BusyTimer(ActorCell& cell)
       : telemetry_(cell.group().telemetry().active() ? &cell.group().telemetry() : nullptr), cell_(cell) {
-    if (telemetry_ != nullptr) start_ = std::chrono::steady_clock::now();
+    if (telemetry_ != nullptr) start_ = telemetry_now();
   }
   BusyTimer(const BusyTimer&) = delete;
   BusyTimer& operator=(const BusyTimer&) = delete;

@@ -9,6 +9,7 @@
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/group_telemetry.hpp>
 #include <elfin/detail/metrics_storage.hpp>
+#include <elfin/detail/telemetry_clock.hpp>
 
 namespace elfin {
 
@@ -92,6 +93,7 @@ std::size_t MetricKeyHash::operator()(const MetricKey& k) const noexcept {
 }
 
 MetricsStorage::MetricsStorage() : id_(g_next_storage_id.fetch_add(1, std::memory_order_relaxed)) {
+  calibrate_telemetry_clock();  // before anything is measured: every reading then uses one clock
   names_.sent_messages = intern("elfin_sent_messages_total");
   names_.handling_time = intern("elfin_message_handling_time_seconds");
   names_.waiting_time = intern("elfin_message_waiting_time_seconds");
@@ -303,7 +305,7 @@ void GroupTelemetry::on_receive(ActorCell& cell, const MessageVTable* received,
                                 std::chrono::steady_clock::time_point sent_at) {
   // One clock read serves the end of the previous handling, the start of the next one and the
   // end of the received message's wait.
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = telemetry_now();
   GroupSeries& s = series(cell);
   if (cell.handling_ != nullptr) s.of(*cell.handling_).handling.record(now - cell.handling_since_);
   cell.handling_ = received;
@@ -312,7 +314,7 @@ void GroupTelemetry::on_receive(ActorCell& cell, const MessageVTable* received,
 }
 
 void GroupTelemetry::end_run(ActorCell& cell, std::chrono::steady_clock::time_point started, bool finished) {
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = telemetry_now();
   GroupSeries& s = series(cell);
   s.busy.record(now - started);
   if (finished && cell.handling_ != nullptr) {

@@ -2,7 +2,10 @@
 // per-thread shards at scrape time.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 #include <elfin/detail/group_series.hpp>
+#include <elfin/detail/telemetry_clock.hpp>
 #include <elfin/telemetry.hpp>
 
 #include "test_support.hpp"
@@ -332,4 +335,21 @@ TEST_CASE("scraping while actors record sees counts only grow and histograms who
   CHECK(shrank == 0);
   CHECK(torn == 0);
   CHECK(last_sent == 20000);
+}
+
+TEST_CASE("the telemetry clock measures durations as steady_clock does", "[core][telemetry]") {
+  detail::calibrate_telemetry_clock();
+  using namespace std::chrono;
+  const auto t0 = detail::telemetry_now();
+  const auto s0 = steady_clock::now();
+  std::this_thread::sleep_for(milliseconds(50));  // the interval measured, not a wait for an event
+  const auto t1 = detail::telemetry_now();
+  const auto s1 = steady_clock::now();
+  const auto by_telemetry = duration_cast<microseconds>(t1 - t0).count();
+  const auto by_steady = duration_cast<microseconds>(s1 - s0).count();
+  INFO("telemetry clock: " << by_telemetry << " us, steady_clock: " << by_steady << " us, TSC "
+                           << (detail::g_tsc_calibration.load() != nullptr ? "in use" : "not trusted"));
+  CHECK(by_telemetry >= 50'000);
+  CHECK(std::abs(by_telemetry - by_steady) <= 1'000 + by_steady / 100);  // the pairs' reads are not simultaneous
+  CHECK(detail::telemetry_now() >= t1);
 }

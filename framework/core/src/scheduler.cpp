@@ -7,6 +7,8 @@
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/current_actor.hpp>
 #include <elfin/detail/group_runtime.hpp>
+#include <elfin/detail/group_series.hpp>
+#include <elfin/detail/telemetry_clock.hpp>
 
 #include "system_core.hpp"
 
@@ -200,24 +202,41 @@ ActorCell* Scheduler::next_cell(Worker& w) {
 namespace {
 
 // Measures one run of an actor for `elfin_busy_time_seconds`, when its group is measured.
+//
+// The run ends when the worker lets go of the actor, and from then on another worker may run it:
+// everything that touches the cell (finding this thread's series through its cache) happens
+// before that, in `stop` (the worker still owns the actor) or `prepare_release` (just before the
+// CAS that may release it); `released` then records into this thread's series without the cell.
 class BusyTimer {
  public:
   explicit BusyTimer(ActorCell& cell)
       : telemetry_(cell.group().telemetry().active() ? &cell.group().telemetry() : nullptr), cell_(cell) {
-    if (telemetry_ != nullptr) start_ = std::chrono::steady_clock::now();
+    if (telemetry_ != nullptr) start_ = telemetry_now();
   }
   BusyTimer(const BusyTimer&) = delete;
   BusyTimer& operator=(const BusyTimer&) = delete;
-  ~BusyTimer() { stop(); }
-  /// Records the run; call before the actor may be destroyed (finish_actor can free the cell).
-  void stop() {
-    if (telemetry_ != nullptr) telemetry_->record_busy(cell_, std::chrono::steady_clock::now() - start_);
+  ~BusyTimer() { assert(telemetry_ == nullptr && "a run ended without recording its busy time"); }
+  /// Records the run while the worker still owns the actor (before finish_actor, which can free
+  /// the cell, or before requeueing it). `finished`: exec returned, which also ends the handling
+  /// of its last message.
+  void stop(bool finished) {
+    if (telemetry_ != nullptr) telemetry_->end_run(cell_, start_, finished);
+    telemetry_ = nullptr;
+  }
+  /// Before a CAS that may release the actor: the series the run goes to.
+  void prepare_release() {
+    if (telemetry_ != nullptr) series_ = &telemetry_->series(cell_);
+  }
+  /// After that CAS released the actor: records the run without touching the cell.
+  void released() {
+    if (series_ != nullptr) series_->busy.record(telemetry_now() - start_);
     telemetry_ = nullptr;
   }
 
  private:
   GroupTelemetry* telemetry_;
   ActorCell& cell_;
+  GroupSeries* series_ = nullptr;
   std::chrono::steady_clock::time_point start_;
 };
 
@@ -237,24 +256,28 @@ void Scheduler::run_cell(ActorCell* cell) {
       cell->poll_fn_ = nullptr;
       std::exchange(cell->resume_point_, {}).resume();
       if (cell->task_.done()) {
-        busy.stop();
+        busy.stop(true);
         finish_actor(*cell);
         leave_flight();
         return;
       }
       if (std::exchange(cell->yield_requested_, false)) {
+        busy.stop(false);
         cell->sched_.store(SchedState::Scheduled, std::memory_order_release);
         push_global(cell);
         return;
       }
     }
     SchedState expected = SchedState::Running;
+    busy.prepare_release();
     if (cell->sched_.compare_exchange_strong(expected, SchedState::Idle, std::memory_order_acq_rel)) {
+      busy.released();
       leave_flight();
       return;
     }
     // Notified while running: poll again, unless this actor keeps being woken for nothing.
     if (polls >= kMaxRepolls) {
+      busy.stop(false);
       cell->sched_.store(SchedState::Scheduled, std::memory_order_release);
       push_global(cell);
       return;

@@ -9,6 +9,7 @@
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/group_telemetry.hpp>
 #include <elfin/detail/metrics_storage.hpp>
+#include <elfin/detail/telemetry_clock.hpp>
 
 namespace elfin {
 
@@ -42,6 +43,42 @@ struct ShardCache {
   void* shard = nullptr;
 };
 thread_local std::vector<ShardCache> t_shards;
+// The last entry of t_shards this thread used: the hot path's one compare (a thread records for
+// one system nearly always).
+thread_local ShardCache t_last_shard;
+
+// The key text a GroupSeries is found by: "" without an actor key, "\0" + text with one (so an
+// empty key text differs from none).
+std::string series_key(const std::shared_ptr<const std::string>& actor_key) {
+  if (actor_key == nullptr) return {};
+  std::string out(1, '\0');
+  out += *actor_key;
+  return out;
+}
+
+// What makes two series one at scrape: their labels, by value (two actors with one key, one after
+// the other, hold different copies of the key text).
+struct SeriesId {
+  const std::string* name = nullptr;  // interned
+  const GroupRuntime* group = nullptr;
+  bool has_key = false;
+  std::string actor_key;
+  const MessageVTable* message = nullptr;
+  std::int8_t status = -1;
+  friend bool operator==(const SeriesId&, const SeriesId&) = default;
+};
+
+struct SeriesIdHash {
+  std::size_t operator()(const SeriesId& k) const noexcept {
+    std::size_t h = std::hash<const void*>{}(k.name);
+    auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    mix(std::hash<const void*>{}(k.group));
+    mix(std::hash<std::string>{}(k.actor_key) + (k.has_key ? 1 : 0));
+    mix(std::hash<const void*>{}(k.message));
+    mix(static_cast<std::size_t>(k.status + 1));
+    return h;
+  }
+};
 
 }  // namespace
 
@@ -56,6 +93,7 @@ std::size_t MetricKeyHash::operator()(const MetricKey& k) const noexcept {
 }
 
 MetricsStorage::MetricsStorage() : id_(g_next_storage_id.fetch_add(1, std::memory_order_relaxed)) {
+  calibrate_telemetry_clock();  // before anything is measured: every reading then uses one clock
   names_.sent_messages = intern("elfin_sent_messages_total");
   names_.handling_time = intern("elfin_message_handling_time_seconds");
   names_.waiting_time = intern("elfin_message_waiting_time_seconds");
@@ -79,8 +117,12 @@ const std::string* MetricsStorage::name_of(std::string_view name) {
 }
 
 MetricsStorage::Shard& MetricsStorage::shard() {
+  if (t_last_shard.storage_id == id_) return *static_cast<Shard*>(t_last_shard.shard);
   for (const auto& entry : t_shards) {
-    if (entry.storage_id == id_) return *static_cast<Shard*>(entry.shard);
+    if (entry.storage_id == id_) {
+      t_last_shard = entry;
+      return *static_cast<Shard*>(entry.shard);
+    }
   }
   Shard* mine = nullptr;
   {
@@ -88,7 +130,19 @@ MetricsStorage::Shard& MetricsStorage::shard() {
     mine = shards_.emplace_back(std::make_unique<Shard>()).get();
   }
   t_shards.push_back(ShardCache{id_, mine});
+  t_last_shard = t_shards.back();
   return *mine;
+}
+
+const void* MetricsStorage::local_shard() { return &shard(); }
+
+std::pair<GroupSeries*, const void*> MetricsStorage::series(const GroupRuntime* group,
+                                                            const std::shared_ptr<const std::string>& actor_key) {
+  Shard& s = shard();
+  std::lock_guard lock(s.lock);  // the scraper walks the map
+  auto& slot = s.series[group][series_key(actor_key)];
+  if (slot == nullptr) slot = std::make_unique<GroupSeries>(group, actor_key);
+  return {slot.get(), &s};
 }
 
 template <class Update>
@@ -124,20 +178,53 @@ void MetricsStorage::record_histogram(const MetricKey& key, double value,
 }
 
 std::vector<telemetry::MetricSample> MetricsStorage::snapshot() const {
-  std::unordered_map<MetricKey, MetricValue, MetricKeyHash> sum;
+  std::unordered_map<SeriesId, MetricValue, SeriesIdHash> sum;
+  auto add = [&sum](SeriesId id, const MetricValue& value) {
+    auto [it, inserted] = sum.try_emplace(std::move(id), value);
+    if (inserted) return;
+    MetricValue& total = it->second;
+    total.counter += value.counter;
+    total.histogram.merge(value.histogram);
+    if (value.gauge_stamp > total.gauge_stamp) {
+      total.gauge = value.gauge;
+      total.gauge_stamp = value.gauge_stamp;
+    }
+  };
+  auto histogram = [](const SeriesHistogram& h) {
+    MetricValue v;
+    v.kind = telemetry::MetricKind::Histogram;
+    v.histogram = h.load();
+    return v;
+  };
   {
     std::lock_guard lock(mu_);
     for (const auto& s : shards_) {
       std::lock_guard shard_lock(s->lock);
       for (const auto& [key, value] : s->values) {
-        auto [it, inserted] = sum.try_emplace(key, value);
-        if (inserted) continue;
-        MetricValue& total = it->second;
-        total.counter += value.counter;
-        total.histogram.merge(value.histogram);
-        if (value.gauge_stamp > total.gauge_stamp) {
-          total.gauge = value.gauge;
-          total.gauge_stamp = value.gauge_stamp;
+        add(SeriesId{key.name, key.group, key.actor_key != nullptr, key.actor_key != nullptr ? *key.actor_key : "",
+                     key.message, key.status},
+            value);
+      }
+      for (const auto& [group, by_key] : s->series) {
+        for (const auto& [text, series] : by_key) {
+          const auto& actor_key = series->actor_key();
+          auto id = [&](const std::string* name, const MessageVTable* message) {
+            return SeriesId{name, group, actor_key != nullptr, actor_key != nullptr ? *actor_key : "", message, -1};
+          };
+          // A series appears once something was recorded in it, as the map-held ones do.
+          if (auto waiting = histogram(series->waiting); waiting.histogram.count > 0)
+            add(id(names_.waiting_time, nullptr), waiting);
+          if (auto busy = histogram(series->busy); busy.histogram.count > 0) add(id(names_.busy_time, nullptr), busy);
+          series->for_each_message([&](const MessageSeries& m) {
+            const MessageVTable* message = m.message.load(std::memory_order_acquire);
+            if (const std::uint64_t sent = m.sent.load(); sent > 0) {
+              MetricValue v;
+              v.counter = sent;
+              add(id(names_.sent_messages, message), v);
+            }
+            if (auto handling = histogram(m.handling); handling.histogram.count > 0)
+              add(id(names_.handling_time, message), handling);
+          });
         }
       }
     }
@@ -148,7 +235,7 @@ std::vector<telemetry::MetricSample> MetricsStorage::snapshot() const {
     telemetry::MetricSample sample;
     sample.name = *key.name;
     if (key.group != nullptr) sample.labels.emplace_back("actor_group", key.group->name());
-    if (key.actor_key != nullptr) sample.labels.emplace_back("actor_key", *key.actor_key);
+    if (key.has_key) sample.labels.emplace_back("actor_key", key.actor_key);
     if (key.message != nullptr) {
       sample.labels.emplace_back("message", std::string{key.message->name});
       sample.labels.emplace_back("protocol", std::string{key.message->protocol});
@@ -162,6 +249,16 @@ std::vector<telemetry::MetricSample> MetricsStorage::snapshot() const {
     out.push_back(std::move(sample));
   }
   return out;
+}
+
+telemetry::Histogram SeriesHistogram::load() const {
+  telemetry::Histogram h;
+  for (std::size_t i = 0; i < counts_.size(); ++i) {
+    h.counts[i] = counts_[i].load(std::memory_order_relaxed);
+    h.count += h.counts[i];  // _count is the buckets as read, so it always equals +Inf
+  }
+  h.sum = static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) * 1e-9;
+  return h;
 }
 
 // --- GroupTelemetry ---------------------------------------------------------------------------
@@ -186,30 +283,44 @@ MetricKey GroupTelemetry::key(ActorCell& cell, const std::string* name, const Me
   return MetricKey{group_, key_owner(cell).get(), name, message, status};
 }
 
-void GroupTelemetry::count_sent(ActorCell& cell, const MessageVTable& message) {
-  storage_->add_counter(key(cell, storage_->names().sent_messages, &message), 1, key_owner(cell));
+GroupSeries& GroupTelemetry::series(ActorCell& cell) {
+  const bool keyed = per_actor_key_.load(std::memory_order_relaxed);
+  if (cell.series_shard_ == storage_->local_shard() && cell.series_keyed_ == keyed) [[likely]]
+    return *cell.series_;
+  return refresh_series(cell, keyed);
 }
+
+GroupSeries& GroupTelemetry::refresh_series(ActorCell& cell, bool keyed) {
+  static const std::shared_ptr<const std::string> kNone;
+  auto [series, shard] = storage_->series(group_, keyed ? cell.key_for_dumps() : kNone);
+  cell.series_ = series;
+  cell.series_shard_ = shard;
+  cell.series_keyed_ = keyed;
+  return *series;
+}
+
+void GroupTelemetry::count_sent(ActorCell& cell, const MessageVTable& message) { series(cell).of(message).sent.add(1); }
 
 void GroupTelemetry::on_receive(ActorCell& cell, const MessageVTable* received,
                                 std::chrono::steady_clock::time_point sent_at) {
-  using Seconds = std::chrono::duration<double>;
-  const auto now = std::chrono::steady_clock::now();
-  if (cell.handling_ != nullptr) {
-    storage_->record_histogram(key(cell, storage_->names().handling_time, cell.handling_),
-                               Seconds(now - cell.handling_since_).count(), key_owner(cell));
-  }
+  // One clock read serves the end of the previous handling, the start of the next one and the
+  // end of the received message's wait.
+  const auto now = telemetry_now();
+  GroupSeries& s = series(cell);
+  if (cell.handling_ != nullptr) s.of(*cell.handling_).handling.record(now - cell.handling_since_);
   cell.handling_ = received;
   cell.handling_since_ = now;
-  if (received != nullptr && sent_at != std::chrono::steady_clock::time_point{}) {
-    storage_->record_histogram(key(cell, storage_->names().waiting_time),
-                               Seconds(std::max(now - sent_at, std::chrono::steady_clock::duration::zero())).count(),
-                               key_owner(cell));
-  }
+  if (received != nullptr && sent_at != std::chrono::steady_clock::time_point{}) s.waiting.record(now - sent_at);
 }
 
-void GroupTelemetry::record_busy(ActorCell& cell, std::chrono::steady_clock::duration busy) {
-  storage_->record_histogram(key(cell, storage_->names().busy_time), std::chrono::duration<double>(busy).count(),
-                             key_owner(cell));
+void GroupTelemetry::end_run(ActorCell& cell, std::chrono::steady_clock::time_point started, bool finished) {
+  const auto now = telemetry_now();
+  GroupSeries& s = series(cell);
+  s.busy.record(now - started);
+  if (finished && cell.handling_ != nullptr) {
+    s.of(*cell.handling_).handling.record(now - cell.handling_since_);
+    cell.handling_ = nullptr;
+  }
 }
 
 void GroupTelemetry::on_status(ActorCell& cell, std::optional<ActorStatusKind> from,

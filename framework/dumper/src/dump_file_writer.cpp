@@ -30,7 +30,7 @@ void DumpFileWriter::submit(std::vector<dumping::Dump> batch) {
   if (batch.empty()) return;
   {
     std::lock_guard lock(mu_);
-    queue_.push_back(std::move(batch));
+    queue_.push_back(Step{std::move(batch), false});
     ++submitted_;
   }
   cv_.notify_all();
@@ -39,9 +39,8 @@ void DumpFileWriter::submit(std::vector<dumping::Dump> batch) {
 void DumpFileWriter::reopen() {
   {
     std::lock_guard lock(mu_);
-    reopen_requested_ = true;
-    ++submitted_;  // an empty step, so flush() also waits for the reopen
-    queue_.emplace_back();
+    ++submitted_;  // a step of its own, so flush() also waits for the reopen
+    queue_.push_back(Step{{}, true});
   }
   cv_.notify_all();
 }
@@ -113,9 +112,8 @@ void DumpFileWriter::run() {
   for (;;) {
     cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and everything is written
-    auto batch = std::move(queue_.front());
+    auto [batch, reopen] = std::move(queue_.front());
     queue_.pop_front();
-    const bool reopen = std::exchange(reopen_requested_, false);
     const std::size_t max_body_size = max_body_size_;
     lock.unlock();
 

@@ -2,6 +2,10 @@
 // per-thread shards at scrape time.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
+#include <elfin/detail/group_series.hpp>
+#include <elfin/detail/telemetry_clock.hpp>
 #include <elfin/telemetry.hpp>
 
 #include "test_support.hpp"
@@ -18,7 +22,8 @@ struct Work {
 
 struct DriverConfig {
   std::uint32_t increments = 1;
-  ELFIN_CONFIG(increments);
+  bool distinct_work = false;  // Work to keys 1, 2, 3 instead of 1, 2, 2
+  ELFIN_CONFIG(increments, distinct_work);
 };
 
 // Sends Increments to the server and Work to the workers, then waits for the server's count.
@@ -26,7 +31,8 @@ Task<> driver(Context<DriverConfig> ctx) {
   while (auto envelope = co_await ctx.recv()) {
     if (!envelope->is<ConfigUpdated>()) continue;
     for (std::uint32_t i = 0; i < ctx.config().increments; ++i) std::ignore = co_await ctx.send(Increment{1});
-    for (std::uint64_t key : {1, 2, 2}) std::ignore = co_await ctx.send(Work{key});
+    const std::uint64_t third = ctx.config().distinct_work ? 3 : 2;
+    for (std::uint64_t key : {std::uint64_t{1}, std::uint64_t{2}, third}) std::ignore = co_await ctx.send(Work{key});
     metrics::increment_counter("driver_rounds_total", 2);
     metrics::set_gauge("driver_queue_depth", 7.5);
     metrics::record_histogram("driver_step_seconds", 0.003);
@@ -55,12 +61,21 @@ Task<> idle(Context<> ctx) {
   }
 }
 
+// Handles one Work, reports it to the server and ends (Terminated): its metrics must outlive it.
+Task<> one_shot_worker(Context<NoConfig, std::uint64_t> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    if (!envelope->is<Work>()) continue;
+    std::ignore = co_await ctx.send(Increment{1});
+    break;
+  }
+}
+
 Outcome<std::uint64_t> route_work(const Envelope& envelope) {
   if (const auto* work = envelope.get<Work>()) return Outcome<std::uint64_t>::Unicast(work->key);
   return Outcome<std::uint64_t>::Default();
 }
 
-Topology measured(bool with_telemeters) {
+Topology measured(bool with_telemeters, bool one_shot_workers = false) {
   Topology topology;
   auto d = topology.local("driver");
   auto s = topology.local("server");
@@ -69,7 +84,8 @@ Topology measured(bool with_telemeters) {
   d.route_to(w, filters::messages<Work>());
   d.mount(ActorGroup().config<DriverConfig>().exec(driver)).entrypoint();
   s.mount(ActorGroup().exec(server));
-  w.mount(ActorGroup().router(MapRouter<std::uint64_t>(route_work)).exec(worker));
+  w.route_to(s, filters::messages<Increment>());
+  w.mount(ActorGroup().router(MapRouter<std::uint64_t>(route_work)).exec(one_shot_workers ? one_shot_worker : worker));
   if (with_telemeters) topology.local("system.telemeters").mount(ActorGroup().exec(idle));
   return topology;
 }
@@ -203,4 +219,137 @@ TEST_CASE("histogram buckets hold values up to their bound", "[core][telemetry]"
   CHECK(h.counts.back() == 1);
   CHECK(h.count == 3);
   CHECK(h.sum == Approx(100.000003));
+}
+
+TEST_CASE("series histograms use the same buckets as telemetry::Histogram", "[core][telemetry]") {
+  using namespace std::chrono;
+  for (std::size_t i = 0; i < telemetry::kBuckets.size(); ++i) {
+    const auto bound = nanoseconds(detail::SeriesHistogram::kBoundsNs[i]);
+    for (auto value : {bound - nanoseconds(1), bound, bound + nanoseconds(1)}) {
+      telemetry::Histogram expected;
+      expected.record(duration<double>(value).count());
+      detail::SeriesHistogram h;
+      h.record(value);
+      INFO("bucket " << i << ", " << value.count() << " ns");
+      CHECK(h.load().counts == expected.counts);
+    }
+  }
+  detail::SeriesHistogram h;
+  h.record(nanoseconds(-5));  // a clock step backwards counts as no time
+  h.record(seconds(20));      // beyond the last bound: +Inf
+  auto loaded = h.load();
+  CHECK(loaded.counts.front() == 1);
+  CHECK(loaded.counts.back() == 1);
+  CHECK(loaded.count == 2);
+  CHECK(loaded.sum == Approx(20.0));
+}
+
+TEST_CASE("a group's series keeps one slot per message type, however many types", "[core][telemetry]") {
+  std::vector<MessageVTable> types(11);  // more than one chunk of slots
+  for (std::size_t i = 0; i < types.size(); ++i) types[i].name = "m";
+  detail::GroupSeries series(nullptr, nullptr);
+  for (std::size_t round = 0; round < 3; ++round) {
+    for (std::size_t i = 0; i < types.size(); ++i) series.of(types[i]).sent.add(i + 1);
+  }
+  std::vector<std::pair<const MessageVTable*, std::uint64_t>> seen;
+  series.for_each_message([&](const detail::MessageSeries& m) {
+    seen.emplace_back(m.message.load(std::memory_order_acquire), m.sent.load());
+  });
+  REQUIRE(seen.size() == types.size());
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    CHECK(seen[i].first == &types[i]);
+    CHECK(seen[i].second == 3 * (i + 1));
+  }
+}
+
+TEST_CASE("metrics of actors that finished are not lost at scrape", "[core][telemetry]") {
+  journal().clear();
+  StartOptions options = quick_options();
+  options.config_toml = "[driver]\ndistinct_work = true\n";
+  auto system = System::start(measured(true, true), std::move(options));
+  REQUIRE(system.ok());
+  // Wait (with a deadline) until the three workers (keys 1, 2, 3) have sent and ended.
+  const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  std::vector<telemetry::MetricSample> samples;
+  auto terminated = [&] {
+    const auto* t =
+        find(samples, "elfin_actor_status_changes_total", {{"actor_group", "workers"}, {"status", "Terminated"}});
+    return t != nullptr && t->value == 3;
+  };
+  do {
+    samples = system->scrape_metrics();
+  } while (!terminated() && std::chrono::steady_clock::now() < deadline);
+  system->terminate("test over");
+  system->join();
+  REQUIRE(terminated());
+
+  const auto* sent = find(samples, "elfin_sent_messages_total", {{"actor_group", "workers"}, {"message", "Increment"}});
+  REQUIRE(sent != nullptr);
+  CHECK(sent->value == 3);
+  // Their last message's handling ended when exec returned, not at a recv that never came.
+  const auto* handling =
+      find(samples, "elfin_message_handling_time_seconds", {{"actor_group", "workers"}, {"message", "Work"}});
+  REQUIRE(handling != nullptr);
+  CHECK(handling->histogram.count == 3);
+  const auto* busy = find(samples, "elfin_busy_time_seconds", {{"actor_group", "workers"}});
+  REQUIRE(busy != nullptr);
+  CHECK(busy->histogram.count >= 3);
+  const auto* normal = find(samples, "elfin_active_actors", {{"actor_group", "workers"}, {"status", "Normal"}});
+  REQUIRE(normal != nullptr);
+  CHECK(normal->value == 0);
+}
+
+TEST_CASE("scraping while actors record sees counts only grow and histograms whole", "[core][telemetry]") {
+  // Under ThreadSanitizer this is the race test of the lock-free series (group_series.hpp).
+  journal().clear();
+  StartOptions options = quick_options();
+  options.config_toml = "[driver]\nincrements = 20000\n";
+  auto system = System::start(measured(true), std::move(options));
+  REQUIRE(system.ok());
+  double last_sent = 0;
+  std::size_t scrapes = 0, shrank = 0, torn = 0;
+  auto scrape_once = [&] {
+    auto samples = system->scrape_metrics();
+    ++scrapes;
+    if (const auto* sent =
+            find(samples, "elfin_sent_messages_total", {{"actor_group", "driver"}, {"message", "Increment"}})) {
+      if (sent->value < last_sent) ++shrank;
+      last_sent = sent->value;
+    }
+    for (const auto& s : samples) {
+      if (s.kind != telemetry::MetricKind::Histogram) continue;
+      std::uint64_t in_buckets = 0;
+      for (auto c : s.histogram.counts) in_buckets += c;
+      if (in_buckets != s.histogram.count) ++torn;
+    }
+  };
+  while (!journal().wait_for_line("driver done: 20000", std::chrono::milliseconds(0))) {
+    scrape_once();
+    if (scrapes > 1'000'000) break;  // the driver is stuck: the wait below reports it
+  }
+  CHECK(journal().wait_for_line("driver done: 20000"));
+  scrape_once();
+  system->terminate("test over");
+  system->join();
+  CHECK(scrapes > 1);
+  CHECK(shrank == 0);
+  CHECK(torn == 0);
+  CHECK(last_sent == 20000);
+}
+
+TEST_CASE("the telemetry clock measures durations as steady_clock does", "[core][telemetry]") {
+  detail::calibrate_telemetry_clock();
+  using namespace std::chrono;
+  const auto t0 = detail::telemetry_now();
+  const auto s0 = steady_clock::now();
+  std::this_thread::sleep_for(milliseconds(50));  // the interval measured, not a wait for an event
+  const auto t1 = detail::telemetry_now();
+  const auto s1 = steady_clock::now();
+  const auto by_telemetry = duration_cast<microseconds>(t1 - t0).count();
+  const auto by_steady = duration_cast<microseconds>(s1 - s0).count();
+  INFO("telemetry clock: " << by_telemetry << " us, steady_clock: " << by_steady << " us, TSC "
+                           << (detail::g_tsc_calibration.load() != nullptr ? "in use" : "not trusted"));
+  CHECK(by_telemetry >= 50'000);
+  CHECK(std::abs(by_telemetry - by_steady) <= 1'000 + by_steady / 100);  // the pairs' reads are not simultaneous
+  CHECK(detail::telemetry_now() >= t1);
 }

@@ -57,6 +57,7 @@
 namespace elfin::detail {
 
 class GroupRuntime;
+class GroupSeries;
 
 using PollFn = bool (*)(void* awaiter);
 
@@ -146,6 +147,11 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   // Telemetry: the message being handled since when (handling time ends at the next recv).
   const MessageVTable* handling_ = nullptr;
   std::chrono::steady_clock::time_point handling_since_;
+  // Telemetry: the GroupSeries of the thread that last recorded for this actor, valid while that
+  // thread's shard is `series_shard_` and the group's per_actor_key is `series_keyed_`.
+  GroupSeries* series_ = nullptr;
+  const void* series_shard_ = nullptr;
+  bool series_keyed_ = false;
 
  private:
   GroupRuntime* group_;

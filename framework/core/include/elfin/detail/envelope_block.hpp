@@ -10,6 +10,7 @@
 #include <memory>
 
 #include <elfin/addr.hpp>
+#include <elfin/detail/telemetry_clock.hpp>
 #include <elfin/trace_id.hpp>
 
 namespace elfin {
@@ -27,8 +28,7 @@ enum class MessageKind : std::uint8_t { Regular, Request, Response };
 inline std::atomic<bool> g_stamp_created_at{false};
 
 [[nodiscard]] inline std::chrono::steady_clock::time_point creation_stamp() {
-  return g_stamp_created_at.load(std::memory_order_relaxed) ? std::chrono::steady_clock::now()
-                                                            : std::chrono::steady_clock::time_point{};
+  return g_stamp_created_at.load(std::memory_order_relaxed) ? telemetry_now() : std::chrono::steady_clock::time_point{};
 }
 
 struct EnvelopeBlock {

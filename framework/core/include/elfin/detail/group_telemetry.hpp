@@ -1,7 +1,9 @@
 // GroupTelemetry: one group's side of telemetry — whether it is measured, with which labels, and
 // how many of its actors are in each status — and the hooks the runtime calls.
 //
-// The hooks cost one relaxed load when telemetry is off (no `system.telemeters`).
+// The hooks cost one relaxed load when telemetry is off (no `system.telemeters`). When it is on,
+// the per-message ones (sent, receive, busy) write the running thread's GroupSeries of the group,
+// which the actor caches: no lookup and no lock per message.
 //
 // Thread safety: hooks from the thread running the actor; `configure` from any thread; the status
 // counts are atomics read by the scraper.
@@ -35,11 +37,17 @@ class GroupTelemetry {
   /// The owner to keep alongside a key made by `key` (the actor's key text), or null.
   [[nodiscard]] const std::shared_ptr<const std::string>& key_owner(ActorCell& cell);
 
+  /// The calling thread's series of `cell`'s group (and key, with per_actor_key): the cell's cached
+  /// one while it runs on the same thread, else looked up (and cached) once.
+  [[nodiscard]] GroupSeries& series(ActorCell& cell);
+
   void count_sent(ActorCell& cell, const MessageVTable& message);
   /// At every receive attempt: closes the previous message's handling time, opens the next one's
   /// (`received` null: the mailbox was empty), and records how long `received` waited.
   void on_receive(ActorCell& cell, const MessageVTable* received, std::chrono::steady_clock::time_point sent_at);
-  void record_busy(ActorCell& cell, std::chrono::steady_clock::duration busy);
+  /// At the end of a run of `cell` that began at `started`: records the busy time, and with
+  /// `finished` (exec returned) the handling time of the last message, which no recv will end.
+  void end_run(ActorCell& cell, std::chrono::steady_clock::time_point started, bool finished);
   /// Counts the change and keeps the per-status actor counts (`from` empty for a new actor,
   /// `to` empty for one that left).
   void on_status(ActorCell& cell, std::optional<ActorStatusKind> from, std::optional<ActorStatusKind> to);
@@ -48,6 +56,8 @@ class GroupTelemetry {
   [[nodiscard]] std::array<std::int64_t, 6> actors_by_status() const;
 
  private:
+  GroupSeries& refresh_series(ActorCell& cell, bool keyed);
+
   MetricsStorage* storage_ = nullptr;
   const GroupRuntime* group_ = nullptr;
   std::atomic<bool> active_{false};

@@ -2,8 +2,13 @@
 //
 // Each recording thread owns a shard (found through a thread-local cache keyed by the storage's
 // unique id, so a thread that outlives one system never writes into the next one's memory). A shard
-// maps series keys to values under a spin lock that only its thread and the scraper take, so
-// recording costs an uncontended lock, a hash lookup and an add. The scraper sums the shards.
+// holds two kinds of series:
+// - the per-message built-ins (sent, handling, waiting, busy) in one GroupSeries per group (and
+//   actor key): lock-free, written only by the shard's thread; actors cache a pointer to it, so the
+//   hot path neither looks up nor locks (see group_series.hpp);
+// - everything else (status changes, actors' own metrics) in a map under a spin lock that only
+//   its thread and the scraper take: an uncontended lock, a hash lookup and an add.
+// The scraper sums the shards, merging series with the same labels.
 //
 // Thread safety: `shard()` and the record functions from any thread; `snapshot` from any thread.
 #pragma once
@@ -17,9 +22,11 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <elfin/actor_status.hpp>
+#include <elfin/detail/group_series.hpp>
 #include <elfin/detail/spin_lock.hpp>
 #include <elfin/message.hpp>
 #include <elfin/telemetry.hpp>
@@ -78,6 +85,14 @@ class MetricsStorage {
   void set_gauge(const MetricKey& key, double value, const std::shared_ptr<const std::string>& key_owner);
   void record_histogram(const MetricKey& key, double value, const std::shared_ptr<const std::string>& key_owner);
 
+  /// The calling thread's GroupSeries of `group` (with `actor_key`, or none for null), made on
+  /// first use. Also returns the thread's shard, which identifies it for `local_shard`.
+  [[nodiscard]] std::pair<GroupSeries*, const void*> series(const GroupRuntime* group,
+                                                            const std::shared_ptr<const std::string>& actor_key);
+  /// The calling thread's shard (an identity only: actors compare it with the shard of the
+  /// GroupSeries they cached). Cheap: a thread-local compare on the way.
+  [[nodiscard]] const void* local_shard();
+
   /// Every series summed over the shards, labelled.
   [[nodiscard]] std::vector<telemetry::MetricSample> snapshot() const;
 
@@ -89,6 +104,9 @@ class MetricsStorage {
   struct Shard {
     SpinLock lock;
     std::unordered_map<MetricKey, MetricValue, MetricKeyHash> values;  // guarded by lock
+    // The built-ins' lock-free series, by group and actor key text ("\0" + text, or "" for none).
+    // The map is changed and walked under `lock`; the series themselves are not guarded by it.
+    std::unordered_map<const GroupRuntime*, std::unordered_map<std::string, std::unique_ptr<GroupSeries>>> series;
     // This thread's view of the interned names (owner thread only), so interning is lock-free
     // after a name's first use on the thread.
     std::unordered_map<std::string, const std::string*, NameHash, std::equal_to<>> names;

@@ -3,8 +3,9 @@
 //
 // The dumper actor hands over drained batches; the writer turns them into lines, appends them to
 // the file (O_APPEND, so logrotate's copytruncate is safe) and counts what it wrote. `reopen`
-// (SIGHUP, ReopenDumpFile) takes effect before the next batch. A failed open or write is kept as
-// `last_error`, the batch is counted lost, and the next batch tries again.
+// (SIGHUP, ReopenDumpFile) takes its turn in the queue: batches submitted before it go to the old
+// file, later ones to the new one. A failed open or write is kept as `last_error`, the batch is
+// counted lost, and the next batch tries again.
 //
 // Thread safety: every member may be called from any thread.
 #pragma once
@@ -54,13 +55,17 @@ class DumpFileWriter {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::vector<dumping::Dump>> queue_;  // guarded by mu_
-  std::size_t max_body_size_;                     // guarded by mu_
-  bool reopen_requested_ = false;                 // guarded by mu_
-  bool stopping_ = false;                         // guarded by mu_
-  std::uint64_t submitted_ = 0;                   // batches; guarded by mu_
-  std::uint64_t completed_ = 0;                   // batches; guarded by mu_
-  Stats stats_;                                   // guarded by mu_
+  // One step of the writer: a batch to write, or a reopen (in submission order).
+  struct Step {
+    std::vector<dumping::Dump> batch;
+    bool reopen = false;
+  };
+  std::deque<Step> queue_;       // guarded by mu_
+  std::size_t max_body_size_;    // guarded by mu_
+  bool stopping_ = false;        // guarded by mu_
+  std::uint64_t submitted_ = 0;  // batches; guarded by mu_
+  std::uint64_t completed_ = 0;  // batches; guarded by mu_
+  Stats stats_;                  // guarded by mu_
   std::thread thread_;
 };
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -38,5 +39,13 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+/// The whole contents of `file` ("" if it cannot be read).
+[[nodiscard]] inline std::string read_file(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
 
 }  // namespace elfin::test

@@ -38,15 +38,8 @@ Topology rotating() {
   return topology;
 }
 
-std::string contents(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 bool has_word(const std::string& file, const std::string& word) {
-  return contents(file).find(fmt::format(R"("word":"{}")", word)) != std::string::npos;
+  return elfin::test::read_file(file).find(fmt::format(R"("word":"{}")", word)) != std::string::npos;
 }
 
 // Says `word` to the listener and waits until it was heard: its In dump is recorded by then.

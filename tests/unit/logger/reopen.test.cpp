@@ -38,15 +38,8 @@ Topology rotating() {
   return topology;
 }
 
-std::string contents(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 bool has_line(const std::string& file, const std::string& word) {
-  return contents(file).find(" - said " + word + "\n") != std::string::npos;
+  return elfin::test::read_file(file).find(" - said " + word + "\n") != std::string::npos;
 }
 
 void say(testing::Proxy& proxy, const std::string& word) {

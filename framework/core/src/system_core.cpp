@@ -44,8 +44,7 @@ SystemCore::~SystemCore() {
   }
 }
 
-std::shared_ptr<void> SystemCore::extension(std::string_view name,
-                                            const std::function<std::shared_ptr<void>()>& make) {
+std::shared_ptr<void> SystemCore::extension(std::string_view name, const std::function<std::shared_ptr<void>()>& make) {
   std::lock_guard lock(extensions_mu_);
   for (const auto& [n, state] : extensions_) {
     if (n == name) return state;

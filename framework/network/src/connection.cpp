@@ -1,9 +1,9 @@
 #include "connection.hpp"
 
+#include <fmt/format.h>
 #include <asio/post.hpp>
 #include <asio/write.hpp>
 #include <tuple>
-#include <fmt/format.h>
 
 #include <elfin/any_message.hpp>
 #include <elfin/detail/envelope_block.hpp>
@@ -242,8 +242,8 @@ bool Connection::dispatch(const Frame& frame) {
     close(fmt::format("peer said goodbye: {}", bye->reason));
     return false;
   } else if (const auto* refuse = std::get_if<Refuse>(&frame)) {
-    std::string text = fmt::format("connection with node {} at {} refused by the peer: {}", peer_.node_no, address_,
-                                   refuse->reason);
+    std::string text =
+        fmt::format("connection with node {} at {} refused by the peer: {}", peer_.node_no, address_, refuse->reason);
     if (refuse->reason.starts_with("duplicate connection")) {
       net_.log(LogLevel::Debug, text);
     } else {
@@ -252,9 +252,9 @@ bool Connection::dispatch(const Frame& frame) {
     close(std::move(text));
     return false;
   } else {
-    net_.log(LogLevel::Warn, fmt::format("node {} ({}): frame {}: unexpected {} frame after the handshake, skipped",
-                                         peer_.node_no, address_, reader_.frames_read(),
-                                         kind_name(static_cast<std::uint8_t>(kind_of(frame)))));
+    net_.log(LogLevel::Warn,
+             fmt::format("node {} ({}): frame {}: unexpected {} frame after the handshake, skipped", peer_.node_no,
+                         address_, reader_.frames_read(), kind_name(static_cast<std::uint8_t>(kind_of(frame)))));
   }
   return true;
 }
@@ -291,8 +291,8 @@ void Connection::on_handshake_step(Handshake::Step step) {
 }
 
 void Connection::on_bad_frame(const FrameError& error) {
-  net_.log(LogLevel::Warn, fmt::format("node {} ({}): frame {} skipped: {}", peer_.node_no, address_, error.frame_no,
-                                       error.message));
+  net_.log(LogLevel::Warn,
+           fmt::format("node {} ({}): frame {} skipped: {}", peer_.node_no, address_, error.frame_no, error.message));
   if (error.flow_id) acknowledge(*error.flow_id);
   if (error.request && error.request_id) answer_failed(*error.request_id, 0);
 }
@@ -316,9 +316,7 @@ std::shared_ptr<RxFlow> Connection::rx_flow(std::uint32_t id) {
   return rx_flows_.emplace(id, std::move(flow)).first->second;
 }
 
-void Connection::acknowledge(std::uint32_t flow_id) {
-  rx_flow(flow_id)->delivered(1);
-}
+void Connection::acknowledge(std::uint32_t flow_id) { rx_flow(flow_id)->delivered(1); }
 
 void Connection::on_message(const MessageFrame& frame) {
   auto skip = [&](const std::string& why) {
@@ -366,9 +364,9 @@ void Connection::on_message(const MessageFrame& frame) {
   }
 
   auto flow = rx_flow(frame.flow_id);
-  BlockedDelivery delivery{elfin::detail::SendOp{net_.system(), to, std::move(envelope),
-                                                 elfin::detail::SendMode::Bounded},
-                           std::move(request)};
+  BlockedDelivery delivery{
+      elfin::detail::SendOp{net_.system(), to, std::move(envelope), elfin::detail::SendMode::Bounded},
+      std::move(request)};
   bool delivered_now = false;
   const bool wake = flow->deliver_in_order(std::move(delivery), [&](BlockedDelivery& d) {
     if (!d.op.run_until_full()) return false;

@@ -120,7 +120,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::atomic<bool> closed_{false};
 
   std::mutex out_mu_;
-  std::string out_;              // guarded by out_mu_
+  std::string out_;               // guarded by out_mu_
   bool write_in_flight_ = false;  // guarded by out_mu_
   bool out_closed_ = false;       // guarded by out_mu_
 

@@ -2,10 +2,10 @@
 
 #include <random>
 
-#include <asio/connect.hpp>
-#include <asio/post.hpp>
 #include <fmt/format.h>
 #include <openssl/rand.h>
+#include <asio/connect.hpp>
+#include <asio/post.hpp>
 
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/send_op.hpp>
@@ -133,11 +133,12 @@ Result<void, std::string> NetworkState::start(const Config& config) {
   thread_ = std::thread([this] { io_.run(); });
   std::vector<std::string> listening;
   for (const auto& address : listening_) listening.push_back("tcp://" + address);
-  log(LogLevel::Info, fmt::format("node {} (launch {:016x}) listening on {}; dialing {}", node_no_, launch_id_,
-                                  listening.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(listening, ", ")),
-                                  config_.discovery.predefined.empty()
-                                      ? std::string("nobody")
-                                      : fmt::format("{}", fmt::join(config_.discovery.predefined, ", "))));
+  log(LogLevel::Info,
+      fmt::format("node {} (launch {:016x}) listening on {}; dialing {}", node_no_, launch_id_,
+                  listening.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(listening, ", ")),
+                  config_.discovery.predefined.empty()
+                      ? std::string("nobody")
+                      : fmt::format("{}", fmt::join(config_.discovery.predefined, ", "))));
   return {};
 }
 
@@ -230,7 +231,8 @@ void NetworkState::redial_later(Dialer& dialer) {
     if (stopped_) return;
   }
   // Backoff from 100 ms, doubling up to attempt_interval.
-  dialer.backoff = dialer.backoff.count() == 0 ? kFirstRedial : std::min(dialer.backoff * 2, config_.discovery.attempt_interval);
+  dialer.backoff =
+      dialer.backoff.count() == 0 ? kFirstRedial : std::min(dialer.backoff * 2, config_.discovery.attempt_interval);
   dialer.backoff = std::min(dialer.backoff, std::max(config_.discovery.attempt_interval, std::chrono::milliseconds{1}));
   dialer.timer->expires_after(dialer.backoff);
   dialer.timer->async_wait([this, &dialer](std::error_code ec) {
@@ -253,9 +255,10 @@ std::optional<std::string> NetworkState::admit(const std::shared_ptr<Connection>
       continue;
     }
     if (other->launch_id() != conn->launch_id()) {
-      return fmt::format("duplicate node: node number {} is already connected to node {} (launch {:016x} at {}); "
-                         "two live processes claim the same number",
-                         conn->node_no(), node_no_, other->launch_id(), other->address());
+      return fmt::format(
+          "duplicate node: node number {} is already connected to node {} (launch {:016x} at {}); "
+          "two live processes claim the same number",
+          conn->node_no(), node_no_, other->launch_id(), other->address());
     }
     // Both sides dialed each other: the connection dialed by the lower node number stays.
     const std::uint16_t dialer_of_conn = conn->outgoing() ? node_no_ : conn->node_no();
@@ -275,9 +278,9 @@ void NetworkState::opened(const std::shared_ptr<Connection>& conn) {
     if (auto it = dialed_.find(conn.get()); it != dialed_.end()) it->second->backoff = std::chrono::milliseconds{0};
   }
   (*connected_)[conn->node_no()].store(true, std::memory_order_release);
-  log(LogLevel::Info, fmt::format("connected to node {} (`{}`, launch {:016x}) at {} ({})", conn->node_no(),
-                                  conn->node_name(), conn->launch_id(), conn->address(),
-                                  conn->outgoing() ? "dialed" : "accepted"));
+  log(LogLevel::Info,
+      fmt::format("connected to node {} (`{}`, launch {:016x}) at {} ({})", conn->node_no(), conn->node_name(),
+                  conn->launch_id(), conn->address(), conn->outgoing() ? "dialed" : "accepted"));
 }
 
 void NetworkState::closed(const Connection& conn, const std::string& reason) {

@@ -16,9 +16,9 @@
 #pragma once
 
 #include <array>
-#include <deque>
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,9 +37,9 @@
 #include <elfin/network/network.hpp>
 #include <elfin/result.hpp>
 
-#include "flows.hpp"
 #include <elfin/network/frame.hpp>
 #include <elfin/network/handshake.hpp>
+#include "flows.hpp"
 
 namespace elfin::detail {
 class SystemCore;
@@ -136,18 +136,18 @@ class NetworkState final : public elfin::detail::RemoteRouter, public std::enabl
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   std::thread thread_;
   std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors_;  // I/O thread once started
-  std::vector<std::unique_ptr<Dialer>> dialers_;                      // I/O thread once started
+  std::vector<std::unique_ptr<Dialer>> dialers_;                     // I/O thread once started
 
   std::mutex start_mu_;
-  bool started_ = false;  // guarded by start_mu_
-  bool stopped_ = false;  // guarded by start_mu_
+  bool started_ = false;                // guarded by start_mu_
+  bool stopped_ = false;                // guarded by start_mu_
   std::vector<std::string> listening_;  // written by start, read-only afterwards
 
   mutable std::mutex mu_;
   std::map<std::uint16_t, std::shared_ptr<Connection>> connections_;  // guarded by mu_: open ones
-  std::vector<std::shared_ptr<Connection>> all_;                       // guarded by mu_: every live one
-  std::unordered_map<const Connection*, Dialer*> dialed_;              // guarded by mu_: who dialed which
-  std::unordered_set<const Connection*> admitted_;                     // guarded by mu_: handshake passed
+  std::vector<std::shared_ptr<Connection>> all_;                      // guarded by mu_: every live one
+  std::unordered_map<const Connection*, Dialer*> dialed_;             // guarded by mu_: who dialed which
+  std::unordered_set<const Connection*> admitted_;                    // guarded by mu_: handshake passed
   std::unique_ptr<std::array<std::atomic<bool>, 65536>> connected_;
 
   std::deque<std::string> refusals_;  // guarded by mu_

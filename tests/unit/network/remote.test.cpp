@@ -12,11 +12,11 @@
 #include <string>
 #include <thread>
 
-#include <elfin/elfin.hpp>
 #include <asio/connect.hpp>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/write.hpp>
+#include <elfin/elfin.hpp>
 
 #include <elfin/network/frame.hpp>
 #include <elfin/network/handshake.hpp>
@@ -99,7 +99,8 @@ elfin::Blueprint counters() {
       .exec(counter);
 }
 
-std::string network_config(std::string_view listen, std::vector<std::string> peers, std::string_view secret = "s3cret") {
+std::string network_config(std::string_view listen, std::vector<std::string> peers,
+                           std::string_view secret = "s3cret") {
   std::string list;
   for (const auto& p : peers) list += fmt::format("{}\"tcp://{}\"", list.empty() ? "" : ", ", p);
   return fmt::format(R"([system.network]
@@ -352,7 +353,8 @@ class RawPeer {
       auto got = reader_.next();
       if (!got) throw std::runtime_error(got.error().message);
       if (auto& frame = *got) {
-        if (std::holds_alternative<elfin::network::Ping>(*frame) || std::holds_alternative<elfin::network::Credit>(*frame)) {
+        if (std::holds_alternative<elfin::network::Ping>(*frame) ||
+            std::holds_alternative<elfin::network::Credit>(*frame)) {
           continue;
         }
         return *frame;
@@ -431,8 +433,9 @@ TEST_CASE("undecodable frames are skipped and answered Failed; bad framing close
   REQUIRE(response != nullptr);
   CHECK(response->request_id == 7);
   REQUIRE(response->items.at(0).status == elfin::network::ResponseStatus::Ok);
-  CHECK(msgpack::unpack(response->items[0].payload.data(), response->items[0].payload.size()).get().as<std::uint64_t>() ==
-        3);
+  CHECK(
+      msgpack::unpack(response->items[0].payload.data(), response->items[0].payload.size()).get().as<std::uint64_t>() ==
+      3);
 
   // An oversized length: the node closes this connection...
   const std::string oversized("\xff\xff\xff\x7f\x0a", 5);

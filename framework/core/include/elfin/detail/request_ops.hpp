@@ -95,16 +95,17 @@ const RequestOps* request_ops_for() noexcept {
       .make_remote_state = [](bool all, RemoteDone done) -> std::shared_ptr<RequestStateBase> {
         return std::make_shared<RemoteRequestState<T>>(all, std::move(done));
       },
-      .take_answers = [](RequestStateBase& base) {
-        auto& state = static_cast<RequestState<T>&>(base);
-        std::vector<EncodedAnswer> out;
-        if (state.is_all()) {
-          for (const auto& answer : state.take_all()) out.push_back(encode_answer(answer));
-        } else {
-          out.push_back(encode_answer(state.take_any()));
-        }
-        return out;
-      },
+      .take_answers =
+          [](RequestStateBase& base) {
+            auto& state = static_cast<RequestState<T>&>(base);
+            std::vector<EncodedAnswer> out;
+            if (state.is_all()) {
+              for (const auto& answer : state.take_all()) out.push_back(encode_answer(answer));
+            } else {
+              out.push_back(encode_answer(state.take_any()));
+            }
+            return out;
+          },
       .apply_answers = [](RequestStateBase& base, std::span<const AnswerView> answers,
                           TraceId trace) -> std::optional<std::string> {
         auto& state = static_cast<RequestState<T>&>(base);

@@ -205,7 +205,8 @@ std::vector<telemetry::MetricSample> MetricsStorage::snapshot() const {
                      key.message, key.status},
             value);
       }
-      for (const auto& [group, by_key] : s->series) {
+      for (const auto& [group_binding, by_key] : s->series) {
+        const auto group = group_binding;  // a lambda cannot capture a structured binding (C++20, clang 14)
         for (const auto& [text, series] : by_key) {
           const auto& actor_key = series->actor_key();
           auto id = [&](const std::string* name, const MessageVTable* message) {

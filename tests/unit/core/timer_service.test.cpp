@@ -78,8 +78,9 @@ TEST_CASE("a cancelled timer never fires and cancel says whether it stopped one"
   TimerService timers;
   Fired fired;
   const auto base = timers.now();
-  const auto doomed = timers.schedule_at(base + 5ms, [&] { fired.add("cancelled"); });
-  const auto sentinel = timers.schedule_at(base + 10ms, [&] { fired.add("sentinel"); });
+  // Deadlines far enough that a slow machine (sanitizers, two cores) cancels before the first.
+  const auto doomed = timers.schedule_at(base + 200ms, [&] { fired.add("cancelled"); });
+  const auto sentinel = timers.schedule_at(base + 300ms, [&] { fired.add("sentinel"); });
   CHECK(timers.cancel(doomed));
   CHECK_FALSE(timers.cancel(doomed));  // already cancelled
   // The sentinel fires after the cancelled one's deadline, so seeing it alone proves the cancel.

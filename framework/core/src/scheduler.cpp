@@ -9,6 +9,7 @@
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/group_series.hpp>
 #include <elfin/detail/telemetry_clock.hpp>
+#include <elfin/detail/thread_name.hpp>
 
 #include "system_core.hpp"
 
@@ -26,6 +27,13 @@ struct Scheduler::Worker {
 namespace {
 thread_local Scheduler::Worker* tls_worker = nullptr;
 
+// The batch open on this (non-worker) thread, if any; see Scheduler::begin_batch.
+struct Batch {
+  Scheduler* owner = nullptr;
+  std::vector<ActorCell*> cells;
+};
+thread_local Batch tls_batch;
+
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -41,13 +49,18 @@ Scheduler::Scheduler(unsigned workers, bool track_in_flight) : track_in_flight_(
     w->index = i;
     workers_.push_back(std::move(w));
   }
+  max_spinning_ = std::max(1u, n / 2);
 }
 
 Scheduler::~Scheduler() { stop(); }
 
 void Scheduler::start() {
   threads_.reserve(workers_.size());
-  for (auto& w : workers_) threads_.emplace_back([this, worker = w.get()] { worker_main(*worker); });
+  for (auto& w : workers_)
+    threads_.emplace_back([this, worker = w.get()] {
+      name_this_thread("elfin-worker-" + std::to_string(worker->index));
+      worker_main(*worker);
+    });
 }
 
 void Scheduler::stop() {
@@ -64,7 +77,10 @@ void Scheduler::stop() {
 void Scheduler::schedule(ActorCell* cell) {
   if (track_in_flight_) in_flight_.fetch_add(1, std::memory_order_relaxed);
   Worker* w = tls_worker;
-  if (w == nullptr || w->owner != this) return push_global(cell);
+  if (w == nullptr || w->owner != this) {
+    if (tls_batch.owner == this) return tls_batch.cells.push_back(cell);
+    return push_global(cell);
+  }
   std::size_t len;
   {
     std::lock_guard lock(w->mu);
@@ -73,7 +89,7 @@ void Scheduler::schedule(ActorCell* cell) {
     w->stack_len.store(len, std::memory_order_relaxed);
   }
   // More than the one actor this worker runs next: a sleeping worker could take some.
-  if (len > 1 && sleeping_.load(std::memory_order_relaxed) > 0) wake_sleeper();
+  if (len > 1 && nobody_spinning() && sleeping_.load(std::memory_order_relaxed) > 0) wake_sleeper();
 }
 
 void Scheduler::push_global(ActorCell* cell) {
@@ -82,7 +98,34 @@ void Scheduler::push_global(ActorCell* cell) {
     global_.push_back(cell);
     global_len_.fetch_add(1, std::memory_order_relaxed);
   }
-  if (sleeping_.load(std::memory_order_relaxed) > 0) wake_sleeper();
+  if (nobody_spinning() && sleeping_.load(std::memory_order_relaxed) > 0) wake_sleeper();
+}
+
+void Scheduler::push_global(const std::vector<ActorCell*>& cells) {
+  {
+    std::lock_guard lock(mu_);
+    for (ActorCell* cell : cells) global_.push_back(cell);
+    global_len_.fetch_add(cells.size(), std::memory_order_relaxed);
+  }
+  // One worker is enough to start: the one that wakes finds the rest queued, and a worker that
+  // finds more than it runs wakes the next (see `schedule`).
+  if (nobody_spinning() && sleeping_.load(std::memory_order_relaxed) > 0) wake_sleeper();
+}
+
+void Scheduler::begin_batch() {
+  assert(tls_worker == nullptr && tls_batch.owner == nullptr && "batches are for non-worker threads, unnested");
+  tls_batch.owner = this;
+}
+
+void Scheduler::flush_batch() {
+  if (tls_batch.owner != this || tls_batch.cells.empty()) return;
+  push_global(tls_batch.cells);
+  tls_batch.cells.clear();
+}
+
+void Scheduler::end_batch() {
+  flush_batch();
+  tls_batch.owner = nullptr;
 }
 
 void Scheduler::leave_flight() {
@@ -114,7 +157,10 @@ ActorCell* Scheduler::pop_global() {
   std::lock_guard lock(mu_);
   if (global_.empty()) return nullptr;
   global_len_.fetch_sub(1, std::memory_order_relaxed);
-  return global_.pop_front();
+  ActorCell* cell = global_.pop_front();
+  // More queued than this worker takes (a batch): pass the word on to a sleeper.
+  if (!global_.empty() && nobody_spinning() && sleeping_.load(std::memory_order_relaxed) > 0) cv_.notify_one();
+  return cell;
 }
 
 ActorCell* Scheduler::steal(Worker& thief) {
@@ -175,8 +221,9 @@ ActorCell* Scheduler::next_cell(Worker& w) {
     // Other workers' counters are read only every kPollEvery rounds: they are written on every
     // push and pop, and a tight loop of remote reads would keep stealing their cache lines.
     bool seen = false;
-    for (unsigned i = 0; i < kSpinRounds && !seen; ++i) {
-      if (i < kSpinRounds / 2) {
+    const bool may_spin = spinning_.fetch_add(1, std::memory_order_relaxed) < max_spinning_;
+    for (unsigned i = 0; may_spin && i < kSpinRounds && !seen; ++i) {
+      if (i < kSpinRounds - kYieldRounds) {
         cpu_relax();
       } else {
         std::this_thread::yield();
@@ -187,6 +234,7 @@ ActorCell* Scheduler::next_cell(Worker& w) {
         seen = workers_[v]->stack_len.load(std::memory_order_relaxed) > 1;
       }
     }
+    spinning_.fetch_sub(1, std::memory_order_relaxed);
     if (seen) continue;
     std::unique_lock lock(mu_);
     // Once stopping, actors still queued are abandoned: termination already gave up on them, and a

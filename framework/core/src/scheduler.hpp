@@ -12,10 +12,18 @@
 // the one actor it is about to run next.
 //
 // Idle workers spin for some microseconds (pause, then yield), then sleep on a condition
-// variable; pushes wake a sleeper only if one sleeps (and, for local pushes, if there is work to
-// steal). A sleeper also wakes every millisecond to look for work to steal: a push that races with
-// a worker falling asleep may not wake it, which delays parallelism but never loses work (the
-// pushing worker runs its own stack).
+// variable. At most half the workers (at least one) spin at a time: more spinners would only take
+// CPU from threads that have work (other workers, I/O threads, other processes; see the network
+// figures in tests/bench/README.md). Pushes wake a sleeper only if one sleeps and none spins (a
+// spinner finds the work by itself; a futex wake would be spent for nothing) and, for local
+// pushes, only if there is work to steal. A sleeper also wakes every millisecond to look for work
+// to steal: a push that races with a worker falling asleep may not wake it, which delays
+// parallelism but never loses work (the pushing worker runs its own stack).
+//
+// An I/O thread that delivers many messages at once (the network, one socket read) batches the
+// wake-ups: a fast consumer would otherwise go idle between two messages and be queued (a lock,
+// perhaps a futex wake) once per message; batched, once per flush. A batch holds actors back for
+// at most the time the thread spends between two flushes.
 //
 // Under virtual time the scheduler also counts actors in flight (queued or running), so the
 // advancing thread can wait until the system is quiescent; see `in_flight_` for why the count
@@ -57,6 +65,14 @@ class Scheduler {
   /// Queues an actor that was just moved to Scheduled (by exactly one caller).
   void schedule(ActorCell* cell);
 
+  /// On a thread that is not one of the workers (an I/O thread delivering a burst of messages):
+  /// until `end_batch`, actors this thread wakes are collected and queued together at each
+  /// `flush_batch`, with one lock and at most one wake-up, instead of one of each per actor.
+  /// Batches do not nest.
+  void begin_batch();
+  void flush_batch();
+  void end_batch();
+
   /// Waits until no actor is queued or running; false if `deadline` passed first. Only with
   /// `track_in_flight`; actors woken by threads other than workers and the caller (a signal, a
   /// real-time timer) are not waited for unless they are already queued.
@@ -67,7 +83,8 @@ class Scheduler {
 
  private:
   static constexpr unsigned kMaxLocalStreak = 16;
-  static constexpr unsigned kSpinRounds = 2048;
+  static constexpr unsigned kSpinRounds = 256;
+  static constexpr unsigned kYieldRounds = kSpinRounds / 2;
   static constexpr unsigned kPollEvery = 32;
   /// Polls after a notification before the actor is requeued (a chatty mailbox can keep an actor
   /// that waits for something else busy forever otherwise).
@@ -80,7 +97,11 @@ class Scheduler {
   ActorCell* pop_global();
   void run_cell(ActorCell* cell);
   void push_global(ActorCell* cell);
+  void push_global(const std::vector<ActorCell*>& cells);
   void wake_sleeper();
+  /// A spinning worker will find new work by itself: waking a sleeper too would cost a futex
+  /// wake for nothing.
+  [[nodiscard]] bool nobody_spinning() const { return spinning_.load(std::memory_order_relaxed) == 0; }
   /// A queued or running actor is done for now (idle or finished).
   void leave_flight();
 
@@ -91,6 +112,8 @@ class Scheduler {
   bool stopping_ = false;          // guarded by mu_
   std::atomic<bool> stop_requested_{false};
   std::atomic<unsigned> sleeping_{0};
+  std::atomic<unsigned> spinning_{0};
+  unsigned max_spinning_ = 1;
   std::atomic<std::size_t> global_len_{0};
   std::vector<std::thread> threads_;
 

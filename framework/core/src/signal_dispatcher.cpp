@@ -5,6 +5,7 @@
 #include <asio/post.hpp>
 
 #include <elfin/detail/signal_core.hpp>
+#include <elfin/detail/thread_name.hpp>
 
 namespace elfin::detail {
 
@@ -29,7 +30,10 @@ void SignalDispatcher::subscribe(int signo, std::weak_ptr<SignalCore> source) {
       set_.emplace(io_);
       work_.emplace(io_.get_executor());
       wait();  // nothing runs on io_ before the thread starts, so this is not concurrent
-      thread_ = std::thread([this] { io_.run(); });
+      thread_ = std::thread([this] {
+        name_this_thread("elfin-signals");
+        io_.run();
+      });
     }
   }
   if (!install) return;

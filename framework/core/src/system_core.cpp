@@ -8,6 +8,7 @@
 
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/send_op.hpp>
+#include <elfin/detail/thread_name.hpp>
 #include <elfin/messages.hpp>
 
 #include "runtime_log.hpp"
@@ -66,6 +67,10 @@ void set_remote_router(SystemCore& system, RemoteRouter* router) { system.set_re
 std::uint16_t node_no_of(const SystemCore& system) { return system.node_no(); }
 GroupRuntime* find_group(const SystemCore& system, std::string_view name) { return system.find_group(name); }
 GroupRuntime* group_by_no(const SystemCore& system, std::uint8_t group_no) { return system.group(group_no); }
+
+ScheduleBatch::ScheduleBatch(SystemCore& system) : system_(system) { system_.scheduler().begin_batch(); }
+ScheduleBatch::~ScheduleBatch() { system_.scheduler().end_batch(); }
+void ScheduleBatch::flush() { system_.scheduler().flush_batch(); }
 
 GroupRuntime* SystemCore::group(std::uint8_t group_no) const {
   return group_no >= 1 && group_no <= groups_.size() ? groups_[group_no - 1].get() : nullptr;
@@ -206,7 +211,10 @@ void SystemCore::terminate(std::string reason) {
   if (memory_tracker_) memory_tracker_->stop();
   begin_phase(false, reason);
   std::lock_guard lock(mu_);
-  terminator_ = std::thread([this, reason = std::move(reason)]() mutable { termination_sequence(std::move(reason)); });
+  terminator_ = std::thread([this, reason = std::move(reason)]() mutable {
+    name_this_thread("elfin-terminate");
+    termination_sequence(std::move(reason));
+  });
 }
 
 void SystemCore::fail(std::string reason) {

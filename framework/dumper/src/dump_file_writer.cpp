@@ -1,3 +1,4 @@
+#include <elfin/detail/thread_name.hpp>
 #include <elfin/dumper/dump_file_writer.hpp>
 
 #include <fcntl.h>
@@ -14,7 +15,10 @@
 namespace elfin::dumper {
 
 DumpFileWriter::DumpFileWriter(std::string path, std::uint16_t node_no, std::size_t max_body_size)
-    : path_(std::move(path)), node_no_(node_no), max_body_size_(max_body_size), thread_([this] { run(); }) {}
+    : path_(std::move(path)), node_no_(node_no), max_body_size_(max_body_size), thread_([this] {
+        elfin::detail::name_this_thread("elfin-dump-write");
+        run();
+      }) {}
 
 DumpFileWriter::~DumpFileWriter() {
   {

@@ -106,7 +106,8 @@ std::shared_ptr<TxFlow> Connection::open_flow() {
   return flow;
 }
 
-Result<void, std::string> Connection::send_envelope(Envelope& envelope, const TxFlow& flow, std::uint8_t group_no) {
+Result<void, std::string> Connection::encode_envelope(Envelope& envelope, const TxFlow& flow, std::uint8_t group_no,
+                                                      std::string& out) {
   const MessageVTable& vtable = envelope.vtable();
   auto* block = envelope.block();
   MessageFrame header;
@@ -121,19 +122,9 @@ Result<void, std::string> Connection::send_envelope(Envelope& envelope, const Tx
   } else {
     header.group_no = group_no;
   }
-
-  // The payload is packed outside the lock; a thread's buffer is reused from message to message.
-  thread_local msgpack::sbuffer payload;
-  payload.clear();
-  try {
-    msgpack::packer<msgpack::sbuffer> packer(payload);
-    vtable.pack(envelope.data(), packer);
-  } catch (const std::exception& e) {
-    return Err{fmt::format("cannot encode {}.{}: {}", vtable.protocol, vtable.name, e.what())};
-  }
-
   // A request someone waits for: remember its state before the frame can leave, so the Response
-  // never arrives first. From here the connection carries the obligation to answer.
+  // never arrives first. From here the connection carries the obligation to answer (if it closes
+  // before the frame leaves, `close` fails the request like any other pending one).
   const bool awaited = envelope.kind() == MessageKind::Request && envelope.obligated() && block->request &&
                        vtable.request_ops != nullptr;
   if (awaited) {
@@ -145,23 +136,42 @@ Result<void, std::string> Connection::send_envelope(Envelope& envelope, const Tx
     pending_.emplace(header.request_id, Pending{block->request, vtable.request_ops});
     envelope.discharge();
   }
+  try {
+    encode_message(header, out, [&](std::string& o) { vtable.pack_append(envelope.data(), o); });
+    return {};
+  } catch (const std::exception& e) {  // encode_message left `out` as it was
+    if (awaited) fail_pending(header.request_id);
+    return Err{fmt::format("cannot encode {}.{}: {}", vtable.protocol, vtable.name, e.what())};
+  }
+}
 
+void Connection::fail_pending(std::uint64_t request_id) {
+  std::shared_ptr<elfin::detail::RequestStateBase> state;
+  {
+    std::lock_guard lock(pending_mu_);
+    if (auto it = pending_.find(request_id); it != pending_.end()) {
+      state = std::move(it->second.state);
+      pending_.erase(it);
+    }
+  }
+  if (state) state->fail(RequestError::Failed);
+}
+
+void Connection::send_encoded(std::string& frames) {
+  if (frames.empty()) return;
   std::lock_guard lock(out_mu_);
   if (out_closed_) {
-    if (awaited) {
-      // close() fails the pending requests; this one may have been registered after it ran.
-      std::lock_guard plock(pending_mu_);
-      if (auto it = pending_.find(header.request_id); it != pending_.end()) {
-        auto state = std::move(it->second.state);
-        pending_.erase(it);
-        state->fail(RequestError::Failed);
-      }
-    }
-    return Err{std::string("connection closed")};
+    frames.clear();  // requests among them were failed by close()
+    return;
   }
-  encode_message(header, out_, [](std::string& out) { out.append(payload.data(), payload.size()); });
+  // Usually the writer has taken everything: hand the whole buffer over instead of copying it.
+  if (out_.empty()) {
+    out_.swap(frames);
+  } else {
+    out_.append(frames);
+  }
+  frames.clear();
   kick_writer_locked();
-  return {};
 }
 
 // --- reading ---------------------------------------------------------------------------------
@@ -183,7 +193,12 @@ void Connection::on_read(std::size_t n) {
   if (closed()) return;
   reader_.commit(n);
   last_received_ = Clock::now();
-  for (;;) {
+  // One read carries many messages: the actors they wake are handed to the workers every
+  // kFramesPerFlush frames rather than one by one (see ScheduleBatch).
+  static constexpr unsigned kFramesPerFlush = 64;
+  elfin::detail::ScheduleBatch batch(net_.system());
+  for (unsigned frames = 1;; ++frames) {
+    if (frames % kFramesPerFlush == 0) batch.flush();
     auto next = reader_.next();
     if (!next) {
       const FrameError& error = next.error();
@@ -305,18 +320,23 @@ void Connection::answer_failed(std::uint64_t request_id, std::uint64_t trace_id)
   send_frame(response);
 }
 
-std::shared_ptr<RxFlow> Connection::rx_flow(std::uint32_t id) {
+RxFlow& Connection::rx_flow(std::uint32_t id) {
+  // Messages of one flow come in runs: remember the last one instead of a lookup per message.
+  if (last_rx_flow_ != nullptr && last_rx_flow_->id() == id) return *last_rx_flow_;
   auto it = rx_flows_.find(id);
-  if (it != rx_flows_.end()) return it->second;
-  std::weak_ptr<Connection> weak = weak_from_this();
-  auto flow = std::make_shared<RxFlow>(id, net_.next_pusher_key(), [weak, id](std::uint32_t delta) {
-    if (auto conn = weak.lock()) conn->send_credit(id, delta);
-  });
-  net_.register_pusher(flow);
-  return rx_flows_.emplace(id, std::move(flow)).first->second;
+  if (it == rx_flows_.end()) {
+    std::weak_ptr<Connection> weak = weak_from_this();
+    auto flow = std::make_shared<RxFlow>(id, net_.next_pusher_key(), [weak, id](std::uint32_t delta) {
+      if (auto conn = weak.lock()) conn->send_credit(id, delta);
+    });
+    net_.register_pusher(flow);
+    it = rx_flows_.emplace(id, std::move(flow)).first;
+  }
+  last_rx_flow_ = it->second.get();
+  return *last_rx_flow_;
 }
 
-void Connection::acknowledge(std::uint32_t flow_id) { rx_flow(flow_id)->delivered(1); }
+void Connection::acknowledge(std::uint32_t flow_id) { rx_flow(flow_id).delivered(1); }
 
 void Connection::on_message(const MessageFrame& frame) {
   auto skip = [&](const std::string& why) {
@@ -326,9 +346,11 @@ void Connection::on_message(const MessageFrame& frame) {
     if (frame.request) answer_failed(frame.request_id, frame.trace_id);
   };
 
-  auto decoded = AnyMessage::decode(frame.protocol, frame.name, frame.payload);
+  auto decoded = AnyMessage::decode_envelope(frame.protocol, frame.name, frame.payload, Addr{frame.sender},
+                                             TraceId{frame.trace_id});
   if (!decoded) return skip(decoded.error());
-  const auto& vtable = decoded->vtable();
+  Envelope envelope = std::move(decoded).value();
+  const auto& vtable = envelope.vtable();
   Addr to;
   if (frame.direct) {
     to = Addr{frame.recipient};
@@ -340,7 +362,6 @@ void Connection::on_message(const MessageFrame& frame) {
     to = Addr::group(net_.node_no(), frame.group_no);
   }
 
-  Envelope envelope = std::move(*decoded).into_envelope(Addr{frame.sender}, TraceId{frame.trace_id});
   std::shared_ptr<elfin::detail::RequestStateBase> request;
   if (frame.request) {
     if (vtable.request_ops == nullptr) return skip("sent as a request but it is not one here");
@@ -363,19 +384,19 @@ void Connection::on_message(const MessageFrame& frame) {
     envelope.block()->request = request;
   }
 
-  auto flow = rx_flow(frame.flow_id);
+  RxFlow& flow = rx_flow(frame.flow_id);
   BlockedDelivery delivery{
       elfin::detail::SendOp{net_.system(), to, std::move(envelope), elfin::detail::SendMode::Bounded},
       std::move(request)};
   bool delivered_now = false;
-  const bool wake = flow->deliver_in_order(std::move(delivery), [&](BlockedDelivery& d) {
+  const bool wake = flow.deliver_in_order(std::move(delivery), [&](BlockedDelivery& d) {
     if (!d.op.run_until_full()) return false;
     if (d.request) d.request->release_sender();
     delivered_now = true;
     return true;
   });
-  if (delivered_now) acknowledge(frame.flow_id);
-  if (wake) net_.wake_pusher(flow->pusher_key());
+  if (delivered_now) flow.delivered(1);
+  if (wake) net_.wake_pusher(flow.pusher_key());
 }
 
 void Connection::on_response(const ResponseFrame& frame) {

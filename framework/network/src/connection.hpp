@@ -63,10 +63,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   /// Any thread: a new sender-side flow on this connection.
   [[nodiscard]] std::shared_ptr<TxFlow> open_flow();
-  /// Any thread: writes `envelope` as a Message frame on `flow` (the caller holds one credit).
-  /// `group_no` routes it through that group of the peer; 0 sends it to `block()->recipient`.
-  /// A request the envelope obliges to answer is tracked until its Response arrives.
-  [[nodiscard]] Result<void, std::string> send_envelope(Envelope& envelope, const TxFlow& flow, std::uint8_t group_no);
+  /// Any thread: appends `envelope` to `out` as a Message frame on `flow` (the caller holds one
+  /// credit), for `send_encoded`. `group_no` routes it through that group of the peer; 0 sends it to
+  /// `block()->recipient`. A request the envelope obliges to answer is tracked from here until its
+  /// Response arrives (or the connection closes).
+  [[nodiscard]] Result<void, std::string> encode_envelope(Envelope& envelope, const TxFlow& flow, std::uint8_t group_no,
+                                                          std::string& out);
+  /// Any thread: queues frames made by `encode_envelope` (taking the buffer's contents; `frames` is
+  /// left empty, its capacity perhaps swapped for another's).
+  void send_encoded(std::string& frames);
   /// Any thread: appends one frame to the outgoing buffer.
   void send_frame(const Frame& frame);
   /// Any thread: a Credit frame for an inbound flow.
@@ -96,8 +101,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void do_write();
   void finish_close(const std::string& reason);
   /// An inbound flow's state (created on its first message).
-  std::shared_ptr<RxFlow> rx_flow(std::uint32_t id);
+  RxFlow& rx_flow(std::uint32_t id);
   void answer_failed(std::uint64_t request_id, std::uint64_t trace_id);
+  /// Fails a request registered in `pending_` whose frame never left.
+  void fail_pending(std::uint64_t request_id);
   /// Counts a message of flow `id` as handled; sends credit when due.
   void acknowledge(std::uint32_t flow_id);
 
@@ -113,8 +120,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::map<std::string, std::uint8_t, std::less<>> peer_groups_;  // written before open_
   std::chrono::steady_clock::time_point last_received_;
   std::chrono::steady_clock::time_point opened_at_;
-  std::unordered_map<std::uint32_t, std::shared_ptr<RxFlow>> rx_flows_;
-  std::string write_buf_;  // being written
+  std::unordered_map<std::uint32_t, std::shared_ptr<RxFlow>> rx_flows_;  // never erased while open
+  RxFlow* last_rx_flow_ = nullptr;                                       // the last one rx_flow returned
+  std::string write_buf_;                                                // being written
 
   std::atomic<bool> open_{false};
   std::atomic<bool> closed_{false};

@@ -8,8 +8,9 @@
 // Receiver: a message counts as delivered once it sits in a local mailbox (or could not be
 // delivered at all: undecodable, no such group). Delivered messages are acknowledged in batches of
 // half a window, so Credit frames stay rare. Messages that met a full mailbox wait in the RxFlow's
-// queue, in order, for its pusher actor; while that queue is not empty, later messages of the flow
-// queue behind them (per-sender FIFO holds across the network).
+// queue, in order, for its pusher actor, which takes the whole queue at once and delivers it;
+// while the queue is not empty or the pusher holds deliveries, later messages of the flow queue
+// behind them (per-sender FIFO holds across the network).
 //
 // Thread safety: TxFlow from the forwarder and the I/O thread; RxFlow from the I/O thread and its
 // pusher; both lock internally.
@@ -93,23 +94,20 @@ class RxFlow {
   [[nodiscard]] std::uint64_t pusher_key() const { return pusher_key_; }
 
   /// Delivers now unless earlier messages of the flow wait; returns true if the pusher must be
-  /// woken (the queue was empty and now holds this delivery).
+  /// woken (it is not at work and the queue now holds this delivery).
   template <class Deliver>
   [[nodiscard]] bool deliver_in_order(BlockedDelivery delivery, Deliver&& try_now) {
     std::lock_guard lock(mu_);
-    if (queue_.empty() && try_now(delivery)) return false;
+    if (queue_.empty() && !draining_ && try_now(delivery)) return false;
     queue_.push_back(std::move(delivery));
-    return queue_.size() == 1;
+    return queue_.size() == 1 && !draining_;
   }
-  /// The pusher takes the head; it stays "in the queue" (later messages keep queueing behind it)
-  /// until `pop_done`.
-  [[nodiscard]] BlockedDelivery* head() {
+  /// The pusher takes everything queued into `into` (empty: nothing is left and the pusher is
+  /// done). While the pusher holds deliveries, later messages queue behind them.
+  void take(std::deque<BlockedDelivery>& into) {
     std::lock_guard lock(mu_);
-    return queue_.empty() ? nullptr : &queue_.front();
-  }
-  void pop_done() {
-    std::lock_guard lock(mu_);
-    queue_.pop_front();
+    into.swap(queue_);
+    draining_ = !into.empty();
   }
   /// Counts `n` handled messages and returns credit to the sender once half a window is due.
   void delivered(std::uint32_t n) {
@@ -127,7 +125,8 @@ class RxFlow {
   const std::uint64_t pusher_key_;
   const std::function<void(std::uint32_t)> send_credit_;
   std::mutex mu_;
-  std::deque<BlockedDelivery> queue_;  // guarded by mu_; deque: head() stays valid while others are pushed
+  std::deque<BlockedDelivery> queue_;  // guarded by mu_
+  bool draining_ = false;              // guarded by mu_; the pusher holds taken deliveries
   std::uint32_t unacked_ = 0;          // guarded by mu_
 };
 

@@ -28,7 +28,8 @@ using elfin::detail::ActorCellAccess;
 /// `co_await`: parks the forwarder until its flow has credit (taking one) or is closed.
 class [[nodiscard]] CreditAwaitable {
  public:
-  CreditAwaitable(ActorCell* self, std::shared_ptr<TxFlow> flow) : self_(self), flow_(std::move(flow)) {}
+  /// `flow` must outlive the wait (the forwarder holds it).
+  CreditAwaitable(ActorCell* self, TxFlow& flow) : self_(self), flow_(flow) {}
   bool await_ready() { return ready(); }
   void await_suspend(std::coroutine_handle<> h) { self_->suspend(h, &poll, this); }
   /// True with a credit taken, false if the flow closed.
@@ -36,17 +37,17 @@ class [[nodiscard]] CreditAwaitable {
 
  private:
   bool ready() {
-    if (flow_->try_acquire()) return acquired_ = true;
-    if (flow_->closed()) return true;
+    if (flow_.try_acquire()) return acquired_ = true;
+    if (flow_.closed()) return true;
     // Park, then look again: a grant between the first look and the park is not missed.
-    flow_->park(elfin::detail::Waker{self_->shared_from_this()});
-    if (flow_->try_acquire()) return acquired_ = true;
-    return flow_->closed();
+    flow_.park(elfin::detail::Waker{self_->shared_from_this()});
+    if (flow_.try_acquire()) return acquired_ = true;
+    return flow_.closed();
   }
   static bool poll(void* self) { return static_cast<CreditAwaitable*>(self)->ready(); }
 
   ActorCell* self_;
-  std::shared_ptr<TxFlow> flow_;
+  TxFlow& flow_;
   bool acquired_ = false;
 };
 
@@ -62,45 +63,74 @@ void drop(Envelope& envelope, std::uint16_t node, std::string_view why, std::uin
   }
 }
 
+/// Frames a forwarder has encoded and not yet handed to its connection: the messages it finds
+/// queued together go to the connection as one batch, under one lock, rather than one by one.
+struct Outbox {
+  static constexpr std::size_t kMaxBytes = 256 * 1024;  ///< handed over at this size at the latest
+
+  std::shared_ptr<Connection> conn;
+  std::shared_ptr<TxFlow> flow;
+  std::string frames;
+
+  void flush() {
+    if (conn) conn->send_encoded(frames);
+    frames.clear();
+  }
+};
+
 /// A forwarder: what reaches its mailbox goes to node `node`, through the peer's group
 /// `remote_name` (or, with an empty name, to each envelope's recipient address there).
 template <class Ctx>
 Task<> forward(Ctx ctx, std::shared_ptr<NetworkState> net, std::uint16_t node, std::string remote_name) {
   ActorCell* self = ActorCellAccess::cell(ctx);
-  std::shared_ptr<Connection> conn;
-  std::shared_ptr<TxFlow> flow;
+  Outbox out;
   std::uint64_t dropped = 0;
-  while (auto envelope = co_await ctx.recv()) {
-    if (envelope->vtable().is_system) continue;  // UpdateConfig, Terminate, ... are for us, not the peer
-    if (!conn || conn->closed()) {
-      conn = net->connection(node);
-      flow = conn ? conn->open_flow() : nullptr;
-      if (conn && dropped > 0) {
-        log::info("node {} is back; {} message(s) to it were dropped while it was away", node, dropped);
-        dropped = 0;
+  while (auto received = co_await ctx.recv()) {
+    // Everything already queued is encoded into one batch; the batch leaves when the mailbox is
+    // empty, when it is big enough, or before waiting for credit.
+    std::optional<Envelope> next = std::move(*received);
+    while (next) {
+      Envelope envelope = std::move(*next);
+      next.reset();
+      if (auto more = ctx.try_recv()) next = std::move(*more);
+      if (envelope.vtable().is_system) continue;  // UpdateConfig, Terminate, ... are for us, not the peer
+      if (!out.conn || out.conn->closed()) {
+        out.flush();
+        out.conn = net->connection(node);
+        out.flow = out.conn ? out.conn->open_flow() : nullptr;
+        if (out.conn && dropped > 0) {
+          log::info("node {} is back; {} message(s) to it were dropped while it was away", node, dropped);
+          dropped = 0;
+        }
       }
-    }
-    if (!conn) {
-      drop(*envelope, node, "the node is not connected", dropped);
-      continue;
-    }
-    std::uint8_t group_no = 0;
-    if (!remote_name.empty()) {
-      group_no = conn->peer_group(remote_name);
-      if (group_no == 0) {
-        drop(*envelope, node, fmt::format("node {} has no group `{}`", node, remote_name), dropped);
+      if (!out.conn) {
+        drop(envelope, node, "the node is not connected", dropped);
         continue;
       }
+      std::uint8_t group_no = 0;
+      if (!remote_name.empty()) {
+        group_no = out.conn->peer_group(remote_name);
+        if (group_no == 0) {
+          drop(envelope, node, fmt::format("node {} has no group `{}`", node, remote_name), dropped);
+          continue;
+        }
+      }
+      if (!out.flow->try_acquire()) {
+        out.flush();  // the peer answers credit for what it has received
+        CreditAwaitable credit{self, *out.flow};
+        const bool acquired = co_await credit;
+        if (!acquired) {
+          drop(envelope, node, "the connection was lost", dropped);
+          continue;
+        }
+      }
+      auto encoded = out.conn->encode_envelope(envelope, *out.flow, group_no, out.frames);
+      if (!encoded) drop(envelope, node, encoded.error(), dropped);
+      if (out.frames.size() >= Outbox::kMaxBytes) out.flush();
     }
-    CreditAwaitable credit{self, flow};
-    const bool acquired = co_await credit;
-    if (!acquired) {
-      drop(*envelope, node, "the connection was lost", dropped);
-      continue;
-    }
-    auto sent = conn->send_envelope(*envelope, *flow, group_no);
-    if (!sent) drop(*envelope, node, sent.error(), dropped);
+    out.flush();
   }
+  out.flush();
 }
 
 /// A pusher: delivers, in order, the messages of one inbound flow that met a full mailbox.
@@ -108,17 +138,24 @@ template <class Ctx>
 Task<> push(Ctx ctx, std::shared_ptr<NetworkState> net) {
   ActorCell* self = ActorCellAccess::cell(ctx);
   auto flow = net->pusher_flow(ctx.key());
+  std::deque<detail::BlockedDelivery> batch;
   while (auto envelope = co_await ctx.recv()) {
     if (!envelope->template is<detail::WakePusher>()) continue;
     if (!flow) flow = net->pusher_flow(ctx.key());
     if (!flow) continue;
-    while (auto* head = flow->head()) {
-      elfin::detail::SendAwaitable delivery{self, std::move(head->op)};
-      auto delivered = co_await delivery;
-      (void)delivered;  // a closed or vanished recipient is an answer too: the message is done
-      if (head->request) head->request->release_sender();
-      flow->pop_done();
-      flow->delivered(1);
+    for (flow->take(batch); !batch.empty(); flow->take(batch)) {
+      // Credit is returned as deliveries land, not only after the batch: the batch can be a
+      // whole window, and the sender waits for it.
+      std::uint32_t delivered = 0;
+      for (auto& head : batch) {
+        elfin::detail::SendAwaitable delivery{self, std::move(head.op)};
+        auto done = co_await delivery;
+        (void)done;  // a closed or vanished recipient is an answer too: the message is done
+        if (head.request) head.request->release_sender();
+        if (++delivered == kFlowWindow / 8) flow->delivered(std::exchange(delivered, 0));
+      }
+      batch.clear();
+      flow->delivered(delivered);
     }
   }
 }

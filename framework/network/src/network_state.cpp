@@ -9,6 +9,7 @@
 
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/send_op.hpp>
+#include <elfin/detail/thread_name.hpp>
 
 #include "connection.hpp"
 
@@ -130,7 +131,10 @@ Result<void, std::string> NetworkState::start(const Config& config) {
   work_.emplace(io_.get_executor());
   started_ = true;
   elfin::detail::set_remote_router(system_, this);
-  thread_ = std::thread([this] { io_.run(); });
+  thread_ = std::thread([this] {
+    elfin::detail::name_this_thread("elfin-net-io");
+    io_.run();
+  });
   std::vector<std::string> listening;
   for (const auto& address : listening_) listening.push_back("tcp://" + address);
   log(LogLevel::Info,

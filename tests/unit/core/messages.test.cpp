@@ -29,6 +29,21 @@ void check_round_trip(const M& message) {
   REQUIRE(back != nullptr);
   if constexpr (std::equality_comparable<M>) CHECK(*back == message);
   CHECK(decoded->encode() == bytes);
+
+  // The network's two shortcuts give the same results: packed straight onto a string, decoded
+  // straight into an envelope.
+  std::string appended = "head";
+  vtable_of<M>().pack_append(&message, appended);
+  CHECK(appended == "head" + bytes);
+  const Addr sender = Addr::make(2, 3, 4, 5);
+  const TraceId trace = TraceId::compose(100, 1, 2, 3);
+  auto envelope = AnyMessage::decode_envelope(M::elfin_protocol, M::elfin_name, bytes, sender, trace);
+  REQUIRE(envelope.ok());
+  REQUIRE(envelope->template is<M>());
+  if constexpr (std::equality_comparable<M>) CHECK(*envelope->template get<M>() == message);
+  CHECK(envelope->sender() == sender);
+  CHECK(envelope->trace_id() == trace);
+  CHECK(envelope->kind() == MessageKind::Regular);
 }
 
 std::string pack_map(const std::function<void(msgpack::packer<msgpack::sbuffer>&)>& fill) {
@@ -143,6 +158,9 @@ TEST_CASE("decoding bytes that are not the message fails with an error naming it
     INFO("garbage #" << i);
     REQUIRE_FALSE(result.ok());
     CHECK_THAT(result.error(), Catch::Contains("test.Numbered"));
+    auto envelope = AnyMessage::decode_envelope("test", "Numbered", garbage[i], Addr{}, TraceId{});
+    REQUIRE_FALSE(envelope.ok());
+    CHECK(envelope.error() == result.error());
   }
 }
 

@@ -12,8 +12,10 @@
 #include <string_view>
 #include <utility>
 
+#include <elfin/addr.hpp>
 #include <elfin/message.hpp>
 #include <elfin/result.hpp>
+#include <elfin/trace_id.hpp>
 
 namespace elfin {
 
@@ -33,6 +35,11 @@ class AnyMessage {
   /// Errors name the message and what did not match.
   [[nodiscard]] static Result<AnyMessage, std::string> decode(std::string_view protocol, std::string_view name,
                                                               std::string_view bytes);
+  /// Decodes `bytes` like `decode`, straight into a new envelope from `sender` (one allocation
+  /// for the header and the message: what the network does with every message it receives).
+  [[nodiscard]] static Result<Envelope, std::string> decode_envelope(std::string_view protocol, std::string_view name,
+                                                                     std::string_view bytes, Addr sender,
+                                                                     TraceId trace_id);
   /// A copy of the message an envelope carries.
   [[nodiscard]] static AnyMessage from(const Envelope& envelope);
 

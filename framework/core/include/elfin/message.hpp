@@ -34,7 +34,7 @@ namespace elfin {
 namespace detail {
 struct EnvelopeBlock;
 struct RequestOps;
-}
+}  // namespace detail
 
 /// Everything the runtime needs to handle a message whose type it does not know.
 struct MessageVTable {
@@ -48,11 +48,15 @@ struct MessageVTable {
   void* (*clone)(const void* msg) = nullptr;
   void (*destroy)(void* msg) noexcept = nullptr;
   void (*pack)(const void* msg, msgpack::packer<msgpack::sbuffer>& out) = nullptr;
+  /// Appends the encoding to `out` (no intermediate buffer: the network packs into its output).
+  void (*pack_append)(const void* msg, std::string& out) = nullptr;
   /// Decodes into a new heap object; throws msgpack::type_error on a shape mismatch.
   void* (*unpack)(const msgpack::object& obj) = nullptr;
 
   // Envelope storage: one allocation holds the header and the message.
   detail::EnvelopeBlock* (*make_block)(void* moved_from_msg) = nullptr;
+  /// Decodes into a new block (header fields left to the caller); throws like `unpack`.
+  detail::EnvelopeBlock* (*unpack_block)(const msgpack::object& obj) = nullptr;
   void (*destroy_block)(detail::EnvelopeBlock* block) noexcept = nullptr;
   const void* (*data)(const detail::EnvelopeBlock* block) noexcept = nullptr;
 

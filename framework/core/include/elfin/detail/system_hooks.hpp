@@ -56,6 +56,22 @@ void set_remote_router(SystemCore& system, RemoteRouter* router);
 [[nodiscard]] GroupRuntime* find_group(const SystemCore& system, std::string_view name);
 /// A group by its number on this node, or nullptr.
 [[nodiscard]] GroupRuntime* group_by_no(const SystemCore& system, std::uint8_t group_no);
+/// While alive, actors that the calling thread (not a worker: an I/O thread) wakes in `system`
+/// are queued together at each `flush()` and at the end, with one lock and at most one wake-up,
+/// rather than one of each per actor. For a burst of deliveries; flush often enough that the
+/// first actor woken does not wait long. Not nestable.
+class [[nodiscard]] ScheduleBatch {
+ public:
+  explicit ScheduleBatch(SystemCore& system);
+  ScheduleBatch(const ScheduleBatch&) = delete;
+  ScheduleBatch& operator=(const ScheduleBatch&) = delete;
+  ~ScheduleBatch();
+  void flush();
+
+ private:
+  SystemCore& system_;
+};
+
 /// Writes a runtime record to the system's log (the logger group, or stderr).
 void write_runtime_log(SystemCore& system, LogLevel level, const ActorMeta& meta, std::string text);
 

@@ -78,6 +78,14 @@ struct Outbox {
   }
 };
 
+/// The next envelope already in the mailbox, if any (never waits).
+template <class Ctx>
+std::optional<Envelope> queued(Ctx& ctx) {
+  auto more = ctx.try_recv();
+  if (!more) return std::nullopt;
+  return std::move(*more);
+}
+
 /// A forwarder: what reaches its mailbox goes to node `node`, through the peer's group
 /// `remote_name` (or, with an empty name, to each envelope's recipient address there).
 template <class Ctx>
@@ -88,11 +96,8 @@ Task<> forward(Ctx ctx, std::shared_ptr<NetworkState> net, std::uint16_t node, s
   while (auto received = co_await ctx.recv()) {
     // Everything already queued is encoded into one batch; the batch leaves when the mailbox is
     // empty, when it is big enough, or before waiting for credit.
-    std::optional<Envelope> next = std::move(*received);
-    while (next) {
-      Envelope envelope = std::move(*next);
-      next.reset();
-      if (auto more = ctx.try_recv()) next = std::move(*more);
+    for (std::optional<Envelope> current = std::move(*received); current; current = queued(ctx)) {
+      Envelope& envelope = *current;
       if (envelope.vtable().is_system) continue;  // UpdateConfig, Terminate, ... are for us, not the peer
       if (!out.conn || out.conn->closed()) {
         out.flush();

@@ -69,8 +69,11 @@ struct Config {
   ELFIN_CONFIG(listen, discovery, ping_interval, idle_timeout, secret, also_accepted_secrets, max_frame_size);
 };
 
-/// Messages a forwarder may have unacknowledged on one connection.
-inline constexpr std::uint32_t kFlowWindow = 1024;
+/// Messages a forwarder may have unacknowledged on one connection: what a slow receiver may
+/// hold per sending forwarder (so memory is bounded by the window times the message size). A
+/// deeper window lets both sides work in bigger batches: two nodes on one 2-core machine moved
+/// about 1.0 M small messages/s with 1024 and 1.2 M with 4096 (elfo's window is 100,000).
+inline constexpr std::uint32_t kFlowWindow = 4096;
 
 /// A forwarder's mailbox (unless `system.mailbox.capacity` of the remote group says otherwise):
 /// room for batches, so senders and forwarders do not wake each other per message.

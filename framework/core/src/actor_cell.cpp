@@ -103,7 +103,7 @@ Mailbox::PopResult ActorCell::take_next(Envelope& out) {
     out.mark_received();
     trace_id_ = out.trace_id();
     if (auto& telemetry = group_->telemetry(); telemetry.active()) {
-      telemetry.on_receive(*this, &out.vtable(), out.created_at());
+      telemetry.on_receive(*this, &out.vtable(), out.block()->sent_at);
     }
     if (auto& dumps = group_->dumping(); dumps.active()) dumps.record(*this, dumping::Direction::In, out);
   };

@@ -90,7 +90,7 @@ Result<Envelope, std::string> AnyMessage::decode_envelope(std::string_view proto
     detail::EnvelopeBlock* block = vtable.unpack_block(object);
     block->sender = sender;
     block->trace_id = trace_id;
-    block->created_at = detail::creation_stamp();
+    block->sent_at = detail::send_stamp();
     return Envelope{block};
   });
 }
@@ -106,7 +106,7 @@ Envelope AnyMessage::into_envelope(Addr sender, TraceId trace_id) && {
   vtable_->destroy(std::exchange(object_, nullptr));  // make_block moved the message out
   block->sender = sender;
   block->trace_id = trace_id;
-  block->created_at = detail::creation_stamp();
+  block->sent_at = detail::send_stamp();
   return Envelope{block};
 }
 

@@ -259,7 +259,7 @@ class BusyTimer {
  public:
   explicit BusyTimer(ActorCell& cell)
       : telemetry_(cell.group().telemetry().active() ? &cell.group().telemetry() : nullptr), cell_(cell) {
-    if (telemetry_ != nullptr) start_ = telemetry_now();
+    if (telemetry_ != nullptr) start_ = telemetry_stamp();
   }
   BusyTimer(const BusyTimer&) = delete;
   BusyTimer& operator=(const BusyTimer&) = delete;
@@ -277,7 +277,7 @@ class BusyTimer {
   }
   /// After that CAS released the actor: records the run without touching the cell.
   void released() {
-    if (series_ != nullptr) series_->busy.record(telemetry_now() - start_);
+    if (series_ != nullptr) series_->busy.record_ns(telemetry_elapsed_ns(start_, telemetry_stamp()));
     telemetry_ = nullptr;
   }
 
@@ -285,7 +285,7 @@ class BusyTimer {
   GroupTelemetry* telemetry_;
   ActorCell& cell_;
   GroupSeries* series_ = nullptr;
-  std::chrono::steady_clock::time_point start_;
+  TelemetryStamp start_ = 0;
 };
 
 }  // namespace

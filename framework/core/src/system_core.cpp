@@ -115,7 +115,7 @@ void SystemCore::enable_dumping(std::size_t capacity) {
 void SystemCore::enable_telemetry() {
   metrics_ = std::make_unique<MetricsStorage>();
   for (const auto& g : groups_) g->telemetry().attach(metrics_.get(), g.get());
-  g_stamp_created_at.store(true, std::memory_order_relaxed);  // waiting times need send times
+  g_stamp_sends.store(true, std::memory_order_release);  // waiting times need send times
 }
 Result<void, std::string> SystemCore::advance_time(std::chrono::nanoseconds by,
                                                    std::chrono::milliseconds settle_timeout) {

@@ -302,24 +302,24 @@ GroupSeries& GroupTelemetry::refresh_series(ActorCell& cell, bool keyed) {
 
 void GroupTelemetry::count_sent(ActorCell& cell, const MessageVTable& message) { series(cell).of(message).sent.add(1); }
 
-void GroupTelemetry::on_receive(ActorCell& cell, const MessageVTable* received,
-                                std::chrono::steady_clock::time_point sent_at) {
+void GroupTelemetry::on_receive(ActorCell& cell, const MessageVTable* received, TelemetryStamp sent_at) {
   // One clock read serves the end of the previous handling, the start of the next one and the
   // end of the received message's wait.
-  const auto now = telemetry_now();
+  const TelemetryStamp now = telemetry_stamp();
   GroupSeries& s = series(cell);
-  if (cell.handling_ != nullptr) s.of(*cell.handling_).handling.record(now - cell.handling_since_);
+  if (cell.handling_ != nullptr)
+    s.of(*cell.handling_).handling.record_ns(telemetry_elapsed_ns(cell.handling_since_, now));
   cell.handling_ = received;
   cell.handling_since_ = now;
-  if (received != nullptr && sent_at != std::chrono::steady_clock::time_point{}) s.waiting.record(now - sent_at);
+  if (received != nullptr && sent_at != 0) s.waiting.record_ns(telemetry_elapsed_ns(sent_at, now));
 }
 
-void GroupTelemetry::end_run(ActorCell& cell, std::chrono::steady_clock::time_point started, bool finished) {
-  const auto now = telemetry_now();
+void GroupTelemetry::end_run(ActorCell& cell, TelemetryStamp started, bool finished) {
+  const TelemetryStamp now = telemetry_stamp();
   GroupSeries& s = series(cell);
-  s.busy.record(now - started);
+  s.busy.record_ns(telemetry_elapsed_ns(started, now));
   if (finished && cell.handling_ != nullptr) {
-    s.of(*cell.handling_).handling.record(now - cell.handling_since_);
+    s.of(*cell.handling_).handling.record_ns(telemetry_elapsed_ns(cell.handling_since_, now));
     cell.handling_ = nullptr;
   }
 }

@@ -51,11 +51,10 @@ void calibrate_telemetry_clock() {
     Pair end = read_pair();
     while (end.steady_ns - start.steady_ns < 2'000'000) end = read_pair();
     if (end.tsc <= start.tsc) return;  // not a counter we understand
-    static TscCalibration calibration;
-    calibration.tsc0 = end.tsc;
-    calibration.steady0_ns = end.steady_ns;
-    calibration.ns_per_tick =
+    const double ns_per_tick =
         static_cast<double>(end.steady_ns - start.steady_ns) / static_cast<double>(end.tsc - start.tsc);
+    static TscCalibration calibration;
+    calibration.ns_per_tick_q32 = static_cast<std::uint64_t>(ns_per_tick * 4294967296.0 + 0.5);
     g_tsc_calibration.store(&calibration, std::memory_order_release);
 #endif
   });

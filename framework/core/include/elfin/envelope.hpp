@@ -54,7 +54,6 @@ class Envelope {
   [[nodiscard]] TraceId trace_id() const { return block_->trace_id; }
   [[nodiscard]] MessageKind kind() const { return block_->kind; }
   /// When it was sent, if the runtime records it (telemetry turns this on); the clock's epoch otherwise.
-  [[nodiscard]] std::chrono::steady_clock::time_point created_at() const { return block_->created_at; }
 
   template <Message M>
   [[nodiscard]] bool is() const {
@@ -105,7 +104,7 @@ Envelope Envelope::make(M message, Addr sender, TraceId trace_id, MessageKind ki
   block->sender = sender;
   block->trace_id = trace_id;
   block->kind = kind;
-  block->created_at = detail::creation_stamp();
+  block->sent_at = detail::send_stamp();
   return Envelope{block};
 }
 

@@ -146,7 +146,7 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   std::string failure_;  ///< set when exec reports an error result
   // Telemetry: the message being handled since when (handling time ends at the next recv).
   const MessageVTable* handling_ = nullptr;
-  std::chrono::steady_clock::time_point handling_since_;
+  TelemetryStamp handling_since_ = 0;
   // Telemetry: the GroupSeries of the thread that last recorded for this actor, valid while that
   // thread's shard is `series_shard_` and the group's per_actor_key is `series_keyed_`.
   GroupSeries* series_ = nullptr;

@@ -23,12 +23,13 @@ class RequestStateBase;
 
 enum class MessageKind : std::uint8_t { Regular, Request, Response };
 
-/// Whether envelopes record `created_at`. Reading the clock is a measurable share of a send, and
-/// only telemetry (waiting time) needs it, so it is off until a telemeter turns it on.
-inline std::atomic<bool> g_stamp_created_at{false};
+/// Whether envelopes record `sent_at`. Reading the clock is a measurable share of a send, and
+/// only telemetry (waiting time) needs it, so it is off until a telemeter turns it on (after
+/// calibrating the clock: release here, acquire below, so a stamp is never of the other kind).
+inline std::atomic<bool> g_stamp_sends{false};
 
-[[nodiscard]] inline std::chrono::steady_clock::time_point creation_stamp() {
-  return g_stamp_created_at.load(std::memory_order_relaxed) ? telemetry_now() : std::chrono::steady_clock::time_point{};
+[[nodiscard]] inline TelemetryStamp send_stamp() {
+  return g_stamp_sends.load(std::memory_order_acquire) ? telemetry_stamp() : TelemetryStamp{0};
 }
 
 struct EnvelopeBlock {
@@ -43,8 +44,8 @@ struct EnvelopeBlock {
   /// envelope to that actor on its node. Null for routed sends.
   Addr recipient;
   TraceId trace_id;
-  std::chrono::steady_clock::time_point created_at;  ///< epoch unless g_stamp_created_at
-  std::shared_ptr<RequestStateBase> request;         ///< set for requests; answers go here
+  TelemetryStamp sent_at = 0;                 ///< 0 unless g_stamp_sends
+  std::shared_ptr<RequestStateBase> request;  ///< set for requests; answers go here
 };
 
 template <class M>

@@ -55,8 +55,7 @@ class SeriesCounter {
 /// recording is integer compares and adds).
 class SeriesHistogram {
  public:
-  void record(std::chrono::nanoseconds duration) noexcept {
-    const std::uint64_t ns = duration.count() > 0 ? static_cast<std::uint64_t>(duration.count()) : 0;
+  void record_ns(std::uint64_t ns) noexcept {
     std::size_t bucket = 0;
     while (bucket < kBoundsNs.size() && ns > kBoundsNs[bucket]) ++bucket;
     bump(counts_[bucket], 1);

@@ -16,6 +16,7 @@
 
 #include <elfin/actor_status.hpp>
 #include <elfin/detail/metrics_storage.hpp>
+#include <elfin/detail/telemetry_clock.hpp>
 #include <elfin/message.hpp>
 #include <elfin/telemetry.hpp>
 
@@ -44,10 +45,10 @@ class GroupTelemetry {
   void count_sent(ActorCell& cell, const MessageVTable& message);
   /// At every receive attempt: closes the previous message's handling time, opens the next one's
   /// (`received` null: the mailbox was empty), and records how long `received` waited.
-  void on_receive(ActorCell& cell, const MessageVTable* received, std::chrono::steady_clock::time_point sent_at);
+  void on_receive(ActorCell& cell, const MessageVTable* received, TelemetryStamp sent_at);
   /// At the end of a run of `cell` that began at `started`: records the busy time, and with
   /// `finished` (exec returned) the handling time of the last message, which no recv will end.
-  void end_run(ActorCell& cell, std::chrono::steady_clock::time_point started, bool finished);
+  void end_run(ActorCell& cell, TelemetryStamp started, bool finished);
   /// Counts the change and keeps the per-status actor counts (`from` empty for a new actor,
   /// `to` empty for one that left).
   void on_status(ActorCell& cell, std::optional<ActorStatusKind> from, std::optional<ActorStatusKind> to);

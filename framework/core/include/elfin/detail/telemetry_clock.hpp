@@ -4,15 +4,13 @@
 // same reason.
 //
 // Where the kernel itself keeps time with the TSC (clocksource "tsc": invariant and synchronized
-// across CPUs), `telemetry_now()` is one RDTSC scaled to nanoseconds and placed on steady_clock's
-// time line: about half a `clock_gettime` here. Elsewhere it is `steady_clock::now()`. The scale is
-// calibrated once per process against steady_clock (a spin of about 2 ms, when the first system
-// with telemetry starts). Its readings may drift from steady_clock's by the calibration error
-// (~1e-5 of the time since calibration), so compare them with each other, not with
-// steady_clock: durations between two telemetry readings are what it is for.
+// across CPUs), a reading is one RDTSC: about half a `clock_gettime` here. Elsewhere it is
+// `steady_clock::now()`. The TSC's scale is calibrated once per process against steady_clock (a
+// spin of about 2 ms, when the first system with telemetry starts); durations are off by the
+// calibration error (~1e-5).
 //
 // Thread safety: any thread. The calibration is immutable once published (release store of a
-// pointer, acquire load in `telemetry_now`).
+// pointer, acquire loads here).
 #pragma once
 
 #include <atomic>
@@ -25,27 +23,43 @@
 
 namespace elfin::detail {
 
+/// A reading of the telemetry clock: TSC ticks where the TSC is trusted, else steady_clock's
+/// nanoseconds. Only the difference of two readings means something (`telemetry_elapsed_ns`);
+/// readings are kept raw so that taking one is a single RDTSC, and the scaling (an integer
+/// multiply) is paid only when a duration is recorded. 0 means "no reading".
+using TelemetryStamp = std::uint64_t;
+
 struct TscCalibration {
-  std::uint64_t tsc0 = 0;
-  std::int64_t steady0_ns = 0;  ///< steady_clock at tsc0
-  double ns_per_tick = 0;
+  std::uint64_t ns_per_tick_q32 = 0;  ///< nanoseconds per tick, fixed point with 32 fractional bits
 };
 
-/// Null until `calibrate_telemetry_clock` found a TSC to trust.
+/// Null until `calibrate_telemetry_clock` found a TSC to trust; never changes after that, and
+/// stamps are only taken after it ran (a telemeter calibrates before turning stamps on), so two
+/// readings are always of the same kind.
 inline std::atomic<const TscCalibration*> g_tsc_calibration{nullptr};
 
 /// Calibrates once per process (later calls return at once). Before telemetry is turned on.
 void calibrate_telemetry_clock();
 
-[[nodiscard]] inline std::chrono::steady_clock::time_point telemetry_now() noexcept {
+[[nodiscard]] inline TelemetryStamp telemetry_stamp() noexcept {
 #if defined(__x86_64__)
-  if (const TscCalibration* c = g_tsc_calibration.load(std::memory_order_acquire)) {
-    const auto ticks = static_cast<double>(static_cast<std::int64_t>(__rdtsc() - c->tsc0));
-    return std::chrono::steady_clock::time_point(
-        std::chrono::nanoseconds(c->steady0_ns + static_cast<std::int64_t>(ticks * c->ns_per_tick)));
-  }
+  if (g_tsc_calibration.load(std::memory_order_acquire) != nullptr) return __rdtsc();
 #endif
-  return std::chrono::steady_clock::now();
+  return static_cast<TelemetryStamp>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+/// Nanoseconds from `from` to `to` (0 if `to` is not later).
+[[nodiscard]] inline std::uint64_t telemetry_elapsed_ns(TelemetryStamp from, TelemetryStamp to) noexcept {
+  if (to <= from) return 0;
+  const std::uint64_t delta = to - from;
+  const TscCalibration* c = g_tsc_calibration.load(std::memory_order_acquire);
+  if (c == nullptr) return delta;
+  // delta * q32 >> 32 without a 128-bit product: split delta into its high and low 32 bits (the
+  // high part times q32, below 2^32, cannot overflow for any delta).
+  const std::uint64_t q32 = c->ns_per_tick_q32;
+  return (delta >> 32) * q32 + (((delta & 0xFFFF'FFFFU) * q32) >> 32);
 }
 
 }  // namespace elfin::detail

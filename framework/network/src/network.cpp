@@ -67,6 +67,7 @@ void drop(Envelope& envelope, std::uint16_t node, std::string_view why, std::uin
 /// queued together go to the connection as one batch, under one lock, rather than one by one.
 struct Outbox {
   static constexpr std::size_t kMaxBytes = 256 * 1024;  ///< handed over at this size at the latest
+  static constexpr std::size_t kMaxMessages = 512;      ///< taken from the mailbox without `recv`
 
   std::shared_ptr<Connection> conn;
   std::shared_ptr<TxFlow> flow;
@@ -94,9 +95,13 @@ Task<> forward(Ctx ctx, std::shared_ptr<NetworkState> net, std::uint16_t node, s
   Outbox out;
   std::uint64_t dropped = 0;
   while (auto received = co_await ctx.recv()) {
-    // Everything already queued is encoded into one batch; the batch leaves when the mailbox is
-    // empty, when it is big enough, or before waiting for credit.
-    for (std::optional<Envelope> current = std::move(*received); current; current = queued(ctx)) {
+    // What is already queued is encoded into one batch; the batch leaves when the mailbox is
+    // empty, when it is big enough, or before waiting for credit. At most kMaxMessages are taken
+    // this way: then `recv`, which gives the worker to other actors when the budget is spent (a
+    // sender on another worker could otherwise keep this loop going forever).
+    std::size_t taken = 0;
+    for (std::optional<Envelope> current = std::move(*received); current;
+         current = ++taken < Outbox::kMaxMessages ? queued(ctx) : std::nullopt) {
       Envelope& envelope = *current;
       if (envelope.vtable().is_system) continue;  // UpdateConfig, Terminate, ... are for us, not the peer
       if (!out.conn || out.conn->closed()) {

@@ -111,10 +111,9 @@ Envelope AnyMessage::into_envelope(Addr sender, TraceId trace_id) && {
 }
 
 std::string encode_message(const MessageVTable& vtable, const void* message) {
-  msgpack::sbuffer buffer;
-  msgpack::packer<msgpack::sbuffer> packer(buffer);
-  vtable.pack(message, packer);
-  return std::string(buffer.data(), buffer.size());
+  std::string out;
+  vtable.pack(message, out);
+  return out;
 }
 
 }  // namespace elfin

@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include <elfin/any_message.hpp>
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/current_actor.hpp>
 #include <elfin/detail/group_dumping.hpp>
@@ -18,10 +19,7 @@ namespace dumping {
 std::string encode_body(const Dump& dump) {
   if (!dump.message.valid()) return dump.encoded;
   DumpEncodingScope for_dump;
-  msgpack::sbuffer buffer;
-  msgpack::packer<msgpack::sbuffer> packer(buffer);
-  dump.message.vtable().pack(dump.message.data(), packer);
-  return std::string(buffer.data(), buffer.size());
+  return encode_message(dump.message.vtable(), dump.message.data());
 }
 
 std::uint32_t thread_no() {

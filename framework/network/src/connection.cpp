@@ -137,7 +137,7 @@ Result<void, std::string> Connection::encode_envelope(Envelope& envelope, const 
     envelope.discharge();
   }
   try {
-    encode_message(header, out, [&](std::string& o) { vtable.pack_append(envelope.data(), o); });
+    encode_message(header, out, [&](std::string& o) { vtable.pack(envelope.data(), o); });
     return {};
   } catch (const std::exception& e) {  // encode_message left `out` as it was
     if (awaited) fail_pending(header.request_id);

@@ -30,10 +30,10 @@ void check_round_trip(const M& message) {
   if constexpr (std::equality_comparable<M>) CHECK(*back == message);
   CHECK(decoded->encode() == bytes);
 
-  // The network's two shortcuts give the same results: packed straight onto a string, decoded
-  // straight into an envelope.
+  // The network's paths give the same results: packed onto the end of a string, decoded straight
+  // into an envelope.
   std::string appended = "head";
-  vtable_of<M>().pack_append(&message, appended);
+  vtable_of<M>().pack(&message, appended);
   CHECK(appended == "head" + bytes);
   const Addr sender = Addr::make(2, 3, 4, 5);
   const TraceId trace = TraceId::compose(100, 1, 2, 3);

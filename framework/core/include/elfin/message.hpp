@@ -47,9 +47,8 @@ struct MessageVTable {
   // Type-erased operations on a heap object of the message type (AnyMessage, network, dumper).
   void* (*clone)(const void* msg) = nullptr;
   void (*destroy)(void* msg) noexcept = nullptr;
-  void (*pack)(const void* msg, msgpack::packer<msgpack::sbuffer>& out) = nullptr;
-  /// Appends the encoding to `out` (no intermediate buffer: the network packs into its output).
-  void (*pack_append)(const void* msg, std::string& out) = nullptr;
+  /// Appends the msgpack encoding to `out` (the network packs straight into its output buffer).
+  void (*pack)(const void* msg, std::string& out) = nullptr;
   /// Decodes into a new heap object; throws msgpack::type_error on a shape mismatch.
   void* (*unpack)(const msgpack::object& obj) = nullptr;
 

@@ -14,6 +14,12 @@ struct StringSink {
   void write(const char* data, std::size_t size) { out.append(data, size); }
 };
 
+/// Declared with ELFIN_NO_DUMPING.
+template <class M>
+inline constexpr bool kNoDumping = requires {
+  typename M::elfin_no_dumping;
+};
+
 template <class M>
 const RequestOps* request_ops_of() noexcept {
   if constexpr (Request<M>) {
@@ -26,44 +32,43 @@ const RequestOps* request_ops_of() noexcept {
 
 template <Message M>
 const MessageVTable& vtable_of() noexcept {
-  static const MessageVTable vtable{.protocol = M::elfin_protocol,
-                                    .name = M::elfin_name,
-                                    .is_request = Request<M>,
-                                    .is_system = detail::kIsSystemMessage<M>,
-                                    .dumping_allowed = !requires {typename M::elfin_no_dumping;
-}
-, .clone = [](const void* m) -> void* { return new M(*static_cast<const M*>(m)); },
-  .destroy = [](void* m) noexcept { delete static_cast<M*>(m); },
-  .pack = [](const void* m, msgpack::packer<msgpack::sbuffer>& out) { out.pack(*static_cast<const M*>(m)); },
-  .pack_append =
-      [](const void* m, std::string& out) {
-        detail::StringSink sink{out};
-        msgpack::packer<detail::StringSink> packer(sink);
-        packer.pack(*static_cast<const M*>(m));
+  static const MessageVTable vtable{
+      .protocol = M::elfin_protocol,
+      .name = M::elfin_name,
+      .is_request = Request<M>,
+      .is_system = detail::kIsSystemMessage<M>,
+      .dumping_allowed = !detail::kNoDumping<M>,
+      .clone = [](const void* m) -> void* { return new M(*static_cast<const M*>(m)); },
+      .destroy = [](void* m) noexcept { delete static_cast<M*>(m); },
+      .pack =
+          [](const void* m, std::string& out) {
+            detail::StringSink sink{out};
+            msgpack::packer<detail::StringSink> packer(sink);
+            packer.pack(*static_cast<const M*>(m));
+          },
+      .unpack = [](const msgpack::object& obj) -> void* {
+        auto m = std::make_unique<M>();
+        obj.convert(*m);
+        return m.release();
       },
-  .unpack = [](const msgpack::object& obj) -> void* {
-    auto m = std::make_unique<M>();
-    obj.convert(*m);
-    return m.release();
-  },
-  .make_block = [](void* m) -> detail::EnvelopeBlock* {
-    auto* block = new detail::TypedBlock<M>(std::move(*static_cast<M*>(m)));
-    block->vtable = &vtable_of<M>();
-    return block;
-  },
-  .unpack_block = [](const msgpack::object& obj) -> detail::EnvelopeBlock* {
-    auto block = std::make_unique<detail::TypedBlock<M>>(M{});
-    obj.convert(block->message);
-    block->vtable = &vtable_of<M>();
-    return block.release();
-  },
-  .destroy_block = [](detail::EnvelopeBlock* b) noexcept { delete static_cast<detail::TypedBlock<M>*>(b); },
-  .data = [](const detail::EnvelopeBlock* b) noexcept -> const void* {
-    return &static_cast<const detail::TypedBlock<M>*>(b)->message;
-  },
-  .request_ops = detail::request_ops_of<M>(),
-};  // namespace elfin
-return vtable;
+      .make_block = [](void* m) -> detail::EnvelopeBlock* {
+        auto* block = new detail::TypedBlock<M>(std::move(*static_cast<M*>(m)));
+        block->vtable = &vtable_of<M>();
+        return block;
+      },
+      .unpack_block = [](const msgpack::object& obj) -> detail::EnvelopeBlock* {
+        auto block = std::make_unique<detail::TypedBlock<M>>(M{});
+        obj.convert(block->message);
+        block->vtable = &vtable_of<M>();
+        return block.release();
+      },
+      .destroy_block = [](detail::EnvelopeBlock* b) noexcept { delete static_cast<detail::TypedBlock<M>*>(b); },
+      .data = [](const detail::EnvelopeBlock* b) noexcept -> const void* {
+        return &static_cast<const detail::TypedBlock<M>*>(b)->message;
+      },
+      .request_ops = detail::request_ops_of<M>(),
+  };
+  return vtable;
 }
 
 }  // namespace elfin

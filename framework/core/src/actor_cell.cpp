@@ -107,12 +107,6 @@ Mailbox::PopResult ActorCell::take_next(Envelope& out) {
     }
     if (auto& dumps = group_->dumping(); dumps.active()) dumps.record(*this, dumping::Direction::In, out);
   };
-  // Nothing to hand over: the previous message's handling has ended.
-  auto idle = [&] {
-    if (auto& telemetry = group_->telemetry(); handling_ != nullptr && telemetry.active()) {
-      telemetry.on_receive(*this, nullptr, {});
-    }
-  };
   auto from_source = [&] {
     if (sources_.empty() || !sources_.poll(*this, out)) return false;
     sources_first_ = false;
@@ -123,14 +117,14 @@ Mailbox::PopResult ActorCell::take_next(Envelope& out) {
     if (sources_first_ && from_source()) return Mailbox::PopResult::Item;
     const Mailbox::PopResult result = mailbox_.pop(out);
     if (result == Mailbox::PopResult::Closed) {
-      idle();
+      end_handling();
       if (!status_.is_finished() && status_.kind() != ActorStatusKind::Terminating)
         set_status(ActorStatus::TERMINATING);
       return result;
     }
     if (result == Mailbox::PopResult::Empty) {
       if (!sources_first_ && from_source()) return Mailbox::PopResult::Item;
-      idle();
+      end_handling();
       return result;
     }
     sources_first_ = !sources_.empty();
@@ -144,7 +138,7 @@ Mailbox::PopResult ActorCell::take_next(Envelope& out) {
     }
     if (out.is<UpdateConfig>()) {
       config_ = group_->current_config();
-      out = Envelope::make(ConfigUpdated{}, out.sender(), out.trace_id());
+      out = Envelope::make_unqueued(ConfigUpdated{}, out.sender(), out.trace_id());
       out.mark_received();
       return result;
     }
@@ -156,6 +150,12 @@ Mailbox::PopResult ActorCell::take_next(Envelope& out) {
       set_status(ActorStatus::TERMINATING);  // TerminationPolicy::manually: the actor decides when
     }
     return result;
+  }
+}
+
+void ActorCell::end_handling() {
+  if (auto& telemetry = group_->telemetry(); telemetry_.handling != nullptr && telemetry.active()) {
+    telemetry.on_receive(*this, nullptr, {});
   }
 }
 

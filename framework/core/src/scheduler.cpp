@@ -6,6 +6,7 @@
 
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/current_actor.hpp>
+#include <elfin/detail/envelope_block.hpp>
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/group_series.hpp>
 #include <elfin/detail/telemetry_clock.hpp>
@@ -297,6 +298,7 @@ void Scheduler::run_cell(ActorCell* cell) {
   assert(was == SchedState::Scheduled && "an actor was queued twice");
   assert(cell->resume_point_ && "a queued actor has nowhere to resume");
   cell->budget_ = ActorCell::kRecvBudget;
+  restart_send_sampling();
   CurrentActorScope current(cell);
   BusyTimer busy(*cell);
   for (unsigned polls = 0;; ++polls) {

@@ -134,15 +134,12 @@ MetricsStorage::Shard& MetricsStorage::shard() {
   return *mine;
 }
 
-const void* MetricsStorage::local_shard() { return &shard(); }
-
-std::pair<GroupSeries*, const void*> MetricsStorage::series(const GroupRuntime* group,
-                                                            const std::shared_ptr<const std::string>& actor_key) {
+GroupSeries* MetricsStorage::series(const GroupRuntime* group, const std::shared_ptr<const std::string>& actor_key) {
   Shard& s = shard();
   std::lock_guard lock(s.lock);  // the scraper walks the map
   auto& slot = s.series[group][series_key(actor_key)];
   if (slot == nullptr) slot = std::make_unique<GroupSeries>(group, actor_key);
-  return {slot.get(), &s};
+  return slot.get();
 }
 
 template <class Update>
@@ -286,42 +283,63 @@ MetricKey GroupTelemetry::key(ActorCell& cell, const std::string* name, const Me
 
 GroupSeries& GroupTelemetry::series(ActorCell& cell) {
   const bool keyed = per_actor_key_.load(std::memory_order_relaxed);
-  if (cell.series_shard_ == storage_->local_shard() && cell.series_keyed_ == keyed) [[likely]]
-    return *cell.series_;
+  ActorTelemetry& t = cell.telemetry_;
+  if (t.series_thread == this_thread_tag() && t.series_keyed == keyed) [[likely]]
+    return *t.series;
   return refresh_series(cell, keyed);
 }
 
 GroupSeries& GroupTelemetry::refresh_series(ActorCell& cell, bool keyed) {
   static const std::shared_ptr<const std::string> kNone;
-  auto [series, shard] = storage_->series(group_, keyed ? cell.key_for_dumps() : kNone);
-  cell.series_ = series;
-  cell.series_shard_ = shard;
-  cell.series_keyed_ = keyed;
-  return *series;
+  ActorTelemetry& t = cell.telemetry_;
+  t.series = storage_->series(group_, keyed ? cell.key_for_dumps() : kNone);
+  t.series_thread = this_thread_tag();
+  t.series_keyed = keyed;
+  return *t.series;
 }
 
-void GroupTelemetry::count_sent(ActorCell& cell, const MessageVTable& message) { series(cell).of(message).sent.add(1); }
+void GroupTelemetry::count_sent(ActorCell& cell, const MessageVTable& message) {
+  cell.telemetry_.sent.get(series(cell), message).sent.add(1);
+}
+
+void GroupTelemetry::close_window(ActorCell& cell, GroupSeries& s, TelemetryStamp now) {
+  ActorTelemetry& t = cell.telemetry_;
+  const std::uint64_t ns = telemetry_elapsed_ns(t.since, now);
+  SeriesHistogram& handling = t.handled.get(s, *t.handling).handling;
+  if (t.pending <= 1) {
+    handling.record_ns(ns);
+    t.calm = ns <= ActorTelemetry::kCalmNs ? t.calm + 1 : 0;
+  } else {
+    handling.record_window(t.pending, ns);
+    if (ns > SeriesHistogram::kBoundsNs[0]) t.calm = 0;  // slowed down: per message again
+  }
+  t.handling = nullptr;
+  t.pending = 0;
+}
 
 void GroupTelemetry::on_receive(ActorCell& cell, const MessageVTable* received, TelemetryStamp sent_at) {
-  // One clock read serves the end of the previous handling, the start of the next one and the
-  // end of the received message's wait.
+  ActorTelemetry& t = cell.telemetry_;
+  if (t.joins_window(received, sent_at)) {
+    ++t.pending;
+    return;
+  }
+  // One clock read serves the end of the previous handling (window), the start of the next one
+  // and the end of the received message's wait.
   const TelemetryStamp now = telemetry_stamp();
   GroupSeries& s = series(cell);
-  if (cell.handling_ != nullptr)
-    s.of(*cell.handling_).handling.record_ns(telemetry_elapsed_ns(cell.handling_since_, now));
-  cell.handling_ = received;
-  cell.handling_since_ = now;
-  if (received != nullptr && sent_at != 0) s.waiting.record_ns(telemetry_elapsed_ns(sent_at, now));
+  if (t.handling != nullptr) close_window(cell, s, now);
+  if (received == nullptr) return;
+  t.handling = received;
+  t.since = now;
+  t.pending = 1;
+  if (sent_at != 0) s.waiting.record_ns(telemetry_elapsed_ns(sent_at, now));
 }
 
 void GroupTelemetry::end_run(ActorCell& cell, TelemetryStamp started, bool finished) {
   const TelemetryStamp now = telemetry_stamp();
   GroupSeries& s = series(cell);
   s.busy.record_ns(telemetry_elapsed_ns(started, now));
-  if (finished && cell.handling_ != nullptr) {
-    s.of(*cell.handling_).handling.record_ns(telemetry_elapsed_ns(cell.handling_since_, now));
-    cell.handling_ = nullptr;
-  }
+  if (finished && cell.telemetry_.handling != nullptr) close_window(cell, s, now);
 }
 
 void GroupTelemetry::on_status(ActorCell& cell, std::optional<ActorStatusKind> from,

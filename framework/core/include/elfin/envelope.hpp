@@ -42,9 +42,14 @@ class Envelope {
   Envelope& operator=(const Envelope&) = delete;
   ~Envelope() { release(); }
 
-  /// Wraps `message` in a new envelope (one allocation).
+  /// Wraps `message` in a new envelope to be sent (one allocation). With telemetry on, a sample
+  /// of sends carries a send stamp for waiting time (detail::send_stamp).
   template <Message M>
   [[nodiscard]] static Envelope make(M message, Addr sender, TraceId trace_id, MessageKind kind = MessageKind::Regular);
+  /// The same for a message handed straight to an actor without queueing (a source's item, the
+  /// runtime's ConfigUpdated): it waits in no mailbox, so it takes no send stamp.
+  template <Message M>
+  [[nodiscard]] static Envelope make_unqueued(M message, Addr sender, TraceId trace_id);
 
   [[nodiscard]] bool valid() const { return block_ != nullptr; }
   [[nodiscard]] const MessageVTable& vtable() const { return *block_->vtable; }
@@ -99,12 +104,18 @@ class Envelope {
 
 template <Message M>
 Envelope Envelope::make(M message, Addr sender, TraceId trace_id, MessageKind kind) {
+  Envelope envelope = make_unqueued(std::move(message), sender, trace_id);
+  envelope.block_->kind = kind;
+  envelope.block_->sent_at = detail::send_stamp();
+  return envelope;
+}
+
+template <Message M>
+Envelope Envelope::make_unqueued(M message, Addr sender, TraceId trace_id) {
   auto* block = new detail::TypedBlock<M>(std::move(message));
   block->vtable = &vtable_of<M>();
   block->sender = sender;
   block->trace_id = trace_id;
-  block->kind = kind;
-  block->sent_at = detail::send_stamp();
   return Envelope{block};
 }
 

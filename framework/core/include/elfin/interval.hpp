@@ -37,7 +37,9 @@ class IntervalState final : public IntervalCore {
   explicit IntervalState(M message) : message_(std::move(message)) {}
 
  private:
-  Envelope make_tick(ActorCell& cell) override { return Envelope::make(M(message_), cell.addr(), TraceId::generate()); }
+  Envelope make_tick(ActorCell& cell) override {
+    return Envelope::make_unqueued(M(message_), cell.addr(), TraceId::generate());
+  }
   const M message_;
 };
 }  // namespace detail

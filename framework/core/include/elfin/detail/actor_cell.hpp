@@ -43,6 +43,7 @@
 #include <elfin/actor_start_info.hpp>
 #include <elfin/actor_status.hpp>
 #include <elfin/addr.hpp>
+#include <elfin/detail/actor_telemetry.hpp>
 #include <elfin/detail/key_text.hpp>
 #include <elfin/detail/mailbox.hpp>
 #include <elfin/detail/restart_backoff.hpp>
@@ -130,6 +131,9 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   /// neither a busy source nor a busy mailbox starves the other. A closed and drained mailbox
   /// ends the actor's input even if sources remain.
   Mailbox::PopResult take_next(Envelope& out);
+  /// The actor called recv but takes nothing now (its mailbox is empty, or it spent its budget
+  /// and yields first): the message it was handling is done.
+  void end_handling();
   /// The sources attached with `ctx.attach`.
   [[nodiscard]] SourceSet& sources() { return sources_; }
   [[nodiscard]] const std::shared_ptr<const void>& config() const { return config_; }
@@ -143,15 +147,8 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   bool yield_requested_ = false;
   std::uint32_t budget_ = kRecvBudget;
   Task<> task_;
-  std::string failure_;  ///< set when exec reports an error result
-  // Telemetry: the message being handled since when (handling time ends at the next recv).
-  const MessageVTable* handling_ = nullptr;
-  TelemetryStamp handling_since_ = 0;
-  // Telemetry: the GroupSeries of the thread that last recorded for this actor, valid while that
-  // thread's shard is `series_shard_` and the group's per_actor_key is `series_keyed_`.
-  GroupSeries* series_ = nullptr;
-  const void* series_shard_ = nullptr;
-  bool series_keyed_ = false;
+  std::string failure_;       ///< set when exec reports an error result
+  ActorTelemetry telemetry_;  ///< only the thread running the actor touches it
 
  private:
   GroupRuntime* group_;

@@ -85,6 +85,7 @@ class [[nodiscard]] RecvAwaitable {
   bool await_ready() {
     if (!self_->consume_budget()) {
       yielding_ = true;  // let others run first; the message is taken when we come back
+      self_->end_handling();
       return false;
     }
     return take();

@@ -2,7 +2,7 @@
 // handling times per message type, waiting and busy times — recorded without a lock or a lookup.
 //
 // Each recording thread has its own GroupSeries per (group, actor key) inside its MetricsStorage
-// shard; an actor caches a pointer to the one of the thread it runs on (ActorCell::series_), so a
+// shard; an actor caches a pointer to the one of the thread it runs on (ActorTelemetry::series), so a
 // recording is a pointer compare and a few plain adds. The scraper sums every thread's copies.
 // An actor that finishes loses nothing: what it recorded stays in the threads' copies.
 //
@@ -60,6 +60,17 @@ class SeriesHistogram {
     while (bucket < kBoundsNs.size() && ns > kBoundsNs[bucket]) ++bucket;
     bump(counts_[bucket], 1);
     bump(sum_ns_, ns);
+  }
+  /// `count` (≥ 1) messages handled in `ns` together, one handling window (actor_telemetry.hpp):
+  /// within the first bucket they all are there; otherwise one took it all and the others 0.
+  void record_window(std::uint32_t count, std::uint64_t ns) noexcept {
+    if (ns <= kBoundsNs[0]) {
+      bump(counts_[0], count);
+      bump(sum_ns_, ns);
+      return;
+    }
+    bump(counts_[0], count - 1);
+    record_ns(ns);
   }
   /// The histogram as Prometheus sees it (seconds); any thread.
   [[nodiscard]] telemetry::Histogram load() const;

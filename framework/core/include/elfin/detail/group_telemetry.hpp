@@ -44,7 +44,8 @@ class GroupTelemetry {
 
   void count_sent(ActorCell& cell, const MessageVTable& message);
   /// At every receive attempt: closes the previous message's handling time, opens the next one's
-  /// (`received` null: the mailbox was empty), and records how long `received` waited.
+  /// (`received` null: nothing taken), and records how long `received` waited if it carries a
+  /// send stamp. A calm stream's messages share readings (see actor_telemetry.hpp).
   void on_receive(ActorCell& cell, const MessageVTable* received, TelemetryStamp sent_at);
   /// At the end of a run of `cell` that began at `started`: records the busy time, and with
   /// `finished` (exec returned) the handling time of the last message, which no recv will end.
@@ -58,6 +59,8 @@ class GroupTelemetry {
 
  private:
   GroupSeries& refresh_series(ActorCell& cell, bool keyed);
+  /// Records the open handling window of `cell`, which ends at `now`.
+  void close_window(ActorCell& cell, GroupSeries& s, TelemetryStamp now);
 
   MetricsStorage* storage_ = nullptr;
   const GroupRuntime* group_ = nullptr;

@@ -86,12 +86,8 @@ class MetricsStorage {
   void record_histogram(const MetricKey& key, double value, const std::shared_ptr<const std::string>& key_owner);
 
   /// The calling thread's GroupSeries of `group` (with `actor_key`, or none for null), made on
-  /// first use. Also returns the thread's shard, which identifies it for `local_shard`.
-  [[nodiscard]] std::pair<GroupSeries*, const void*> series(const GroupRuntime* group,
-                                                            const std::shared_ptr<const std::string>& actor_key);
-  /// The calling thread's shard (an identity only: actors compare it with the shard of the
-  /// GroupSeries they cached). Cheap: a thread-local compare on the way.
-  [[nodiscard]] const void* local_shard();
+  /// first use. It lives as long as this storage.
+  [[nodiscard]] GroupSeries* series(const GroupRuntime* group, const std::shared_ptr<const std::string>& actor_key);
 
   /// Every series summed over the shards, labelled.
   [[nodiscard]] std::vector<telemetry::MetricSample> snapshot() const;

@@ -53,8 +53,9 @@ inline thread_local char t_thread_tag = 0;
 [[nodiscard]] inline const void* this_thread_tag() noexcept { return &t_thread_tag; }
 
 // On its own cache lines: the actor's thread writes it per message while senders on other cores
-// read the cell's address and push to its mailbox; sharing a line with those cost more than
-// the clock readings the windows save, with two workers.
+// read the cell and push to its mailbox, and those lines should not bounce for telemetry. (The
+// 1→1 benchmark showed no difference either way; the figures in tests/bench/README.md are with
+// this layout.)
 struct alignas(64) ActorTelemetry {
   static constexpr std::uint32_t kWindow = 8;    ///< messages per window at most
   static constexpr std::uint64_t kCalmNs = 125;  ///< 1 µs / kWindow: a calm message's handling time

@@ -65,22 +65,29 @@ Topology with_telemeter() {
   return topology;
 }
 
-}  // namespace
+bool is_listening_line(const std::string& line) { return line.starts_with("listening on"); }
 
-TEST_CASE("the telemeter serves the built-in metrics on /metrics", "[telemeter]") {
+// A system with the telemeter on a free loopback port; the asker reports the address it got.
+Result<System, std::string> start_with_telemeter() {
   journal().clear();
   StartOptions options = quick_options();
   options.config_toml = "[system.telemeters]\nlisten = \"127.0.0.1:0\"\n";
-  auto system = System::start(with_telemeter(), std::move(options));
+  return System::start(with_telemeter(), std::move(options));
+}
+
+}  // namespace
+
+TEST_CASE("the telemeter serves the built-in metrics on /metrics", "[telemeter]") {
+  auto system = start_with_telemeter();
   REQUIRE(system.ok());
   // The asker's first Hello carries a send stamp (the first send of its run), so once the sink
   // has taken all three its waiting time has been recorded.
   REQUIRE(journal().wait([](const auto& lines) {
     return std::count(lines.begin(), lines.end(), "sink got Hello") == 3 &&
-           std::any_of(lines.begin(), lines.end(), [](const auto& l) { return l.starts_with("listening on"); });
+           std::any_of(lines.begin(), lines.end(), is_listening_line);
   }));
   auto lines = journal().lines();
-  auto line = *std::find_if(lines.begin(), lines.end(), [](const auto& l) { return l.starts_with("listening on"); });
+  auto line = *std::find_if(lines.begin(), lines.end(), is_listening_line);
   REQUIRE(line.starts_with("listening on 127.0.0.1:"));
   auto address = line.substr(std::string{"listening on "}.size());
   CHECK_FALSE(address.ends_with(":0"));  // the port actually bound
@@ -142,13 +149,10 @@ TEST_CASE("histograms become cumulative buckets, families are grouped by name", 
 TEST_CASE("a system with a telemeter stops without waiting out the HTTP server's poll", "[telemeter]") {
   // civetweb's accepting thread polls its socket for up to 2 s between looks at its stop flag;
   // the endpoint wakes it (metrics_endpoint.hpp), so stopping takes milliseconds, not 2 s.
-  journal().clear();
-  StartOptions options = quick_options();
-  options.config_toml = "[system.telemeters]\nlisten = \"127.0.0.1:0\"\n";
-  auto system = System::start(with_telemeter(), std::move(options));
+  auto system = start_with_telemeter();
   REQUIRE(system.ok());
   REQUIRE(journal().wait([](const auto& lines) {  // the server is up
-    return std::any_of(lines.begin(), lines.end(), [](const auto& l) { return l.starts_with("listening on"); });
+    return std::any_of(lines.begin(), lines.end(), is_listening_line);
   }));
   const auto before = std::chrono::steady_clock::now();
   system->terminate("test over");

@@ -58,7 +58,6 @@
 namespace elfin::detail {
 
 class GroupRuntime;
-class GroupSeries;
 
 using PollFn = bool (*)(void* awaiter);
 

@@ -57,9 +57,10 @@ inline thread_local char t_thread_tag = 0;
 // 1→1 benchmark showed no difference either way; the figures in tests/bench/README.md are with
 // this layout.)
 struct alignas(64) ActorTelemetry {
-  static constexpr std::uint32_t kWindow = 8;    ///< messages per window at most
-  static constexpr std::uint64_t kCalmNs = 125;  ///< 1 µs / kWindow: a calm message's handling time
-  static constexpr std::uint32_t kCalmRun = 8;   ///< calm messages in a row before windows
+  static constexpr std::uint32_t kWindow = 8;  ///< messages per window at most
+  /// A calm message's handling time: a window of kWindow of them stays within the first bucket.
+  static constexpr std::uint64_t kCalmNs = SeriesHistogram::kBoundsNs[0] / kWindow;
+  static constexpr std::uint32_t kCalmRun = 8;  ///< calm messages in a row before windows
 
   // The calling thread's GroupSeries, valid while `series_thread` is this thread's tag and the
   // group's per_actor_key is `series_keyed`. A thread that ended and left its tag's address to a

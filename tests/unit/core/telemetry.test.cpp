@@ -2,6 +2,8 @@
 // per-thread shards at scrape time.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 
 #include <elfin/detail/actor_telemetry.hpp>
@@ -44,6 +46,24 @@ Task<> driver(Context<DriverConfig> ctx) {
   }
 }
 
+// Set by the scraping race test: streaming_driver sends until it sees it.
+std::atomic<bool> g_stop_streaming{false};
+
+// Sends Increments until the test says stop, so scrapes are sure to overlap the sends.
+Task<> streaming_driver(Context<DriverConfig> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    if (!envelope->is<ConfigUpdated>()) continue;
+    std::uint64_t sent = 0;
+    while (!g_stop_streaming.load(std::memory_order_relaxed)) {
+      std::ignore = co_await ctx.send(Increment{1});
+      ++sent;
+    }
+    GetValue get;
+    auto value = co_await ctx.request(std::move(get));
+    journal().add(fmt::format("streamed: {} {}", sent, value ? *value : 0));
+  }
+}
+
 Task<> server(Context<> ctx) {
   std::uint64_t value = 0;
   while (auto envelope = co_await ctx.recv()) {
@@ -80,14 +100,16 @@ Outcome<std::uint64_t> route_work(const Envelope& envelope) {
   return Outcome<std::uint64_t>::Default();
 }
 
-Topology measured(bool with_telemeters, bool one_shot_workers = false) {
+using Driver = Task<> (*)(Context<DriverConfig>);
+
+Topology measured(bool with_telemeters, bool one_shot_workers = false, Driver drive = driver) {
   Topology topology;
   auto d = topology.local("driver");
   auto s = topology.local("server");
   auto w = topology.local("workers");
   d.route_to(s, filters::messages<Increment, GetValue>());
   d.route_to(w, filters::messages<Work>());
-  d.mount(ActorGroup().config<DriverConfig>().exec(driver)).entrypoint();
+  d.mount(ActorGroup().config<DriverConfig>().exec(drive)).entrypoint();
   s.mount(ActorGroup().exec(server));
   w.route_to(s, filters::messages<Increment>());
   w.mount(ActorGroup().router(MapRouter<std::uint64_t>(route_work)).exec(one_shot_workers ? one_shot_worker : worker));
@@ -380,18 +402,18 @@ TEST_CASE("metrics of actors that finished are not lost at scrape", "[core][tele
 TEST_CASE("scraping while actors record sees counts only grow and histograms whole", "[core][telemetry]") {
   // Under ThreadSanitizer this is the race test of the lock-free series (group_series.hpp).
   journal().clear();
-  StartOptions options = quick_options();
-  options.config_toml = "[driver]\nincrements = 20000\n";
-  auto system = System::start(measured(true), std::move(options));
+  g_stop_streaming = false;
+  auto system = System::start(measured(true, false, streaming_driver), quick_options());
   REQUIRE(system.ok());
   double last_sent = 0;
-  std::size_t scrapes = 0, shrank = 0, torn = 0;
+  std::size_t scrapes = 0, grew = 0, shrank = 0, torn = 0;
   auto scrape_once = [&] {
     auto samples = system->scrape_metrics();
     ++scrapes;
     if (const auto* sent =
             find(samples, "elfin_sent_messages_total", {{"actor_group", "driver"}, {"message", "Increment"}})) {
       if (sent->value < last_sent) ++shrank;
+      if (sent->value > last_sent) ++grew;
       last_sent = sent->value;
     }
     for (const auto& s : samples) {
@@ -401,18 +423,23 @@ TEST_CASE("scraping while actors record sees counts only grow and histograms who
       if (in_buckets != s.histogram.count) ++torn;
     }
   };
-  while (!journal().wait_for_line("driver done: 20000", std::chrono::milliseconds(0))) {
-    scrape_once();
-    if (scrapes > 1'000'000) break;  // the driver is stuck: the wait below reports it
-  }
-  CHECK(journal().wait_for_line("driver done: 20000"));
+  // The driver streams until told to stop: scrape until its count has grown between scrapes
+  // several times, so the scrapes provably ran while it recorded.
+  const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  while ((grew < 20 || scrapes < 200) && std::chrono::steady_clock::now() < deadline) scrape_once();
+  g_stop_streaming = true;
+  CHECK(grew >= 20);
+  REQUIRE(journal().wait([](const auto& lines) {
+    return std::any_of(lines.begin(), lines.end(), [](const auto& l) { return l.starts_with("streamed: "); });
+  }));
   scrape_once();
   system->terminate("test over");
   system->join();
-  CHECK(scrapes > 1);
+  const auto streamed = journal().with_prefix("streamed: ").front();
+  const auto expected = fmt::format("streamed: {0} {0}", static_cast<std::uint64_t>(last_sent));
+  CHECK(streamed == expected);  // every sent Increment was counted, and reached the server
   CHECK(shrank == 0);
   CHECK(torn == 0);
-  CHECK(last_sent == 20000);
 }
 
 TEST_CASE("the telemetry clock measures durations as steady_clock does", "[core][telemetry]") {

@@ -176,3 +176,5 @@ Task<> configurer(Context<> ctx) {
 Blueprint blueprint() { return ActorGroup().exec(configurer); }
 
 }  // namespace elfin::configurer
+
+ELFIN_INSTANTIATE_MESSAGE(elfin::configurer::ReloadConfigs);

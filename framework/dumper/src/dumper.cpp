@@ -88,3 +88,6 @@ Task<> exec(Context<Config> ctx) {
 Blueprint blueprint() { return ActorGroup().config<Config>().exec(exec); }
 
 }  // namespace elfin::dumper
+
+ELFIN_INSTANTIATE_MESSAGE(elfin::dumper::ReopenDumpFile);
+ELFIN_INSTANTIATE_MESSAGE(elfin::dumper::FlushDumps);

@@ -113,3 +113,5 @@ Task<> exec(Context<Config> ctx) {
 Blueprint blueprint() { return ActorGroup().config<Config>().exec(exec); }
 
 }  // namespace elfin::logger
+
+ELFIN_INSTANTIATE_MESSAGE(elfin::logger::ReopenLogFile);

@@ -281,3 +281,5 @@ void register_blueprints(BlueprintRegistry& registry) {
 }
 
 }  // namespace elfin::network
+
+ELFIN_INSTANTIATE_MESSAGE(elfin::network::GetNetworkInfo);

@@ -47,3 +47,5 @@ Task<> exec(Context<Config> ctx) {
 Blueprint blueprint() { return ActorGroup().config<Config>().exec(exec); }
 
 }  // namespace elfin::telemeter
+
+ELFIN_INSTANTIATE_MESSAGE(elfin::telemeter::GetListenAddress);

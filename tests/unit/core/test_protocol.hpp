@@ -154,3 +154,24 @@ struct Note {
 };
 
 }  // namespace elfin::test::other
+
+// Compiled once, in test_protocol.cpp: most core test files include this header.
+ELFIN_EXTERN_MESSAGE(elfin::test::Increment);
+ELFIN_EXTERN_MESSAGE(elfin::test::GetValue);
+ELFIN_EXTERN_MESSAGE(elfin::test::Numbered);
+ELFIN_EXTERN_MESSAGE(elfin::test::Boom);
+ELFIN_EXTERN_MESSAGE(elfin::test::Echo);
+ELFIN_EXTERN_MESSAGE(elfin::test::Keyed);
+ELFIN_EXTERN_MESSAGE(elfin::test::Seen);
+ELFIN_EXTERN_MESSAGE(elfin::test::Start);
+ELFIN_EXTERN_MESSAGE(elfin::test::Gate);
+ELFIN_EXTERN_MESSAGE(elfin::test::Question);
+ELFIN_EXTERN_MESSAGE(elfin::test::Ask);
+ELFIN_EXTERN_MESSAGE(elfin::test::Answers);
+ELFIN_EXTERN_MESSAGE(elfin::test::Probe);
+ELFIN_EXTERN_MESSAGE(elfin::test::Produce);
+ELFIN_EXTERN_MESSAGE(elfin::test::WhoAmI);
+ELFIN_EXTERN_MESSAGE(elfin::test::Tick);
+ELFIN_EXTERN_MESSAGE(elfin::test::SenderDone);
+ELFIN_EXTERN_MESSAGE(elfin::test::GetFifoReport);
+ELFIN_EXTERN_MESSAGE(elfin::test::other::Note);

@@ -112,3 +112,5 @@ void trace(fmt::format_string<Args...> format, Args&&... args) {
 
 }  // namespace log
 }  // namespace elfin
+
+ELFIN_EXTERN_MESSAGE(elfin::LogRecord);  // compiled once, in src/messages.cpp

@@ -147,6 +147,17 @@ inline constexpr bool kIsSystemMessage = M::elfin_protocol == std::string_view{"
 /// see elfin/dumping.hpp).
 #define ELFIN_NO_DUMPING using elfin_no_dumping = void
 
+/// For message types declared in a header that many files include. Every file that sees a
+/// message type compiles its vtable (msgpack encoding and decoding, cloning, the request ops):
+/// ELFIN_EXTERN_MESSAGE, at global scope after the struct, tells them it is compiled elsewhere,
+/// and ELFIN_INSTANTIATE_MESSAGE, in exactly one .cpp of the library owning the header, compiles
+/// it there. Behaviour is the same either way; only build time changes.
+///
+///   ELFIN_EXTERN_MESSAGE(counter::Increment);       // counter/protocol.hpp
+///   ELFIN_INSTANTIATE_MESSAGE(counter::Increment);  // counter/protocol.cpp
+#define ELFIN_EXTERN_MESSAGE(Type_) extern template const ::elfin::MessageVTable& ::elfin::vtable_of<Type_>() noexcept
+#define ELFIN_INSTANTIATE_MESSAGE(Type_) template const ::elfin::MessageVTable& ::elfin::vtable_of<Type_>() noexcept
+
 /// Declares a request: `ELFIN_REQUEST(protocol, Name, ResponseType, field1, ...);`
 #define ELFIN_REQUEST(protocol_, Name_, Response_, ...) \
   using Response = Response_;                           \

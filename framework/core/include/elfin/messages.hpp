@@ -73,3 +73,12 @@ struct ActorStatusReport {
 };
 
 }  // namespace elfin
+
+// Compiled once, in src/messages.cpp.
+ELFIN_EXTERN_MESSAGE(elfin::UpdateConfig);
+ELFIN_EXTERN_MESSAGE(elfin::ConfigUpdated);
+ELFIN_EXTERN_MESSAGE(elfin::ValidateConfig);
+ELFIN_EXTERN_MESSAGE(elfin::Terminate);
+ELFIN_EXTERN_MESSAGE(elfin::Ping);
+ELFIN_EXTERN_MESSAGE(elfin::SubscribeToActorStatuses);
+ELFIN_EXTERN_MESSAGE(elfin::ActorStatusReport);

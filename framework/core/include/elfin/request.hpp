@@ -29,7 +29,6 @@
 
 namespace elfin {
 
-
 /// The right to answer one request, once. Dropping it unanswered answers `Ignored`.
 template <Request R>
 class [[nodiscard]] ResponseToken {

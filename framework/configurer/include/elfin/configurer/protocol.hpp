@@ -38,3 +38,5 @@ struct ReloadConfigs {
 };
 
 }  // namespace elfin::configurer
+
+ELFIN_EXTERN_MESSAGE(elfin::configurer::ReloadConfigs);  // compiled once, in src/configurer.cpp

@@ -50,3 +50,7 @@ struct FlushDumps {
 [[nodiscard]] Blueprint blueprint();
 
 }  // namespace elfin::dumper
+
+// Compiled once, in src/dumper.cpp.
+ELFIN_EXTERN_MESSAGE(elfin::dumper::ReopenDumpFile);
+ELFIN_EXTERN_MESSAGE(elfin::dumper::FlushDumps);

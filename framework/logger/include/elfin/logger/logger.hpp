@@ -36,3 +36,5 @@ struct ReopenLogFile {
 [[nodiscard]] Blueprint blueprint();
 
 }  // namespace elfin::logger
+
+ELFIN_EXTERN_MESSAGE(elfin::logger::ReopenLogFile);  // compiled once, in src/logger.cpp

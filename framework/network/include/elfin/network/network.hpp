@@ -131,3 +131,5 @@ struct GetNetworkInfo {
 };
 
 }  // namespace elfin::network
+
+ELFIN_EXTERN_MESSAGE(elfin::network::GetNetworkInfo);  // compiled once, in src/network.cpp

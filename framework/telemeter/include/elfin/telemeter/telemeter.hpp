@@ -35,3 +35,5 @@ struct GetListenAddress {
 [[nodiscard]] Blueprint blueprint();
 
 }  // namespace elfin::telemeter
+
+ELFIN_EXTERN_MESSAGE(elfin::telemeter::GetListenAddress);  // compiled once, in src/telemeter.cpp

@@ -122,6 +122,12 @@ Figure run_elfin(std::string_view what, elfin::Topology topology, std::string co
   }
   system->terminate("benchmark run finished");
   system->join();
+  if (const auto* dumps = system->dump_storage()) {  // on stderr: stdout keeps one line per case
+    const auto c = dumps->counters();
+    std::fprintf(stderr, "  %.*s: dumps recorded %llu, lost (storage full) %llu, limited %llu\n",
+                 static_cast<int>(what.size()), what.data(), static_cast<unsigned long long>(c.emitted),
+                 static_cast<unsigned long long>(c.lost), static_cast<unsigned long long>(c.limited));
+  }
   if (!error.empty()) throw std::runtime_error(fmt::format("{}: {}", what, error));
   return figure;
 }

@@ -2,7 +2,9 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include <elfin/any_message.hpp>
 #include <elfin/detail/actor_cell.hpp>
@@ -29,14 +31,43 @@ std::uint32_t thread_no() {
 }
 
 DumpStorage::DumpStorage(std::uint16_t node_no, std::size_t capacity)
-    : node_no_(node_no), shard_capacity_(std::max<std::size_t>(1, capacity / kShards)) {}
+    : max_pool_(capacity / kChunkSize + kShards), free_slots_(capacity), node_no_(node_no) {}
+
+bool DumpStorage::take_credit(Shard& shard) {
+  std::size_t free = free_slots_.load(std::memory_order_relaxed);
+  while (free > 0) {
+    const std::size_t take = std::min(free, kChunkSize);
+    if (free_slots_.compare_exchange_weak(free, free - take, std::memory_order_relaxed)) {
+      shard.credit = take;
+      return true;
+    }
+  }
+  return false;
+}
+
+DumpChunk DumpStorage::empty_chunk() {
+  {
+    std::lock_guard lock(pool_mu_);
+    if (!pool_.empty()) {
+      DumpChunk chunk = std::move(pool_.back());
+      pool_.pop_back();
+      return chunk;
+    }
+  }
+  DumpChunk chunk;
+  chunk.reserve(kChunkSize);
+  return chunk;
+}
 
 bool DumpStorage::push(Dump&& dump) {
   Shard& shard = shards_[thread_no() % kShards];
   {
     std::lock_guard lock(shard.mu);
-    if (shard.dumps.size() < shard_capacity_) {
-      shard.dumps.push_back(std::move(dump));
+    if (shard.credit > 0 || take_credit(shard)) {
+      --shard.credit;
+      if (shard.current.capacity() == 0) shard.current = empty_chunk();  // once per kChunkSize dumps
+      shard.current.push_back(std::move(dump));
+      if (shard.current.size() == kChunkSize) shard.full.push_back(std::exchange(shard.current, DumpChunk{}));
       shard.emitted.fetch_add(1, std::memory_order_relaxed);
       return true;
     }
@@ -45,23 +76,51 @@ bool DumpStorage::push(Dump&& dump) {
   return false;
 }
 
-std::vector<Dump> DumpStorage::drain() {
-  std::vector<Dump> out;
+std::vector<DumpChunk> DumpStorage::drain_chunks() {
+  std::vector<DumpChunk> out;
   for (Shard& shard : shards_) {
-    std::vector<Dump> taken;
+    std::vector<DumpChunk> full;
+    DumpChunk current;
+    std::size_t unused_credit = 0;
     {
-      // Only the swap happens under the lock; recorders wait at most for that.
+      // Only swaps happen under the lock; recorders wait at most for that.
       std::lock_guard lock(shard.mu);
-      taken.swap(shard.dumps);
+      full.swap(shard.full);
+      current.swap(shard.current);
+      unused_credit = std::exchange(shard.credit, 0);
     }
-    if (out.empty()) {
-      out = std::move(taken);
-    } else {
-      out.insert(out.end(), std::make_move_iterator(taken.begin()), std::make_move_iterator(taken.end()));
-    }
+    free_slots_.fetch_add(unused_credit, std::memory_order_relaxed);
+    for (auto& chunk : full) out.push_back(std::move(chunk));
+    if (!current.empty()) out.push_back(std::move(current));
   }
   return out;
 }
+
+void DumpStorage::recycle(std::vector<DumpChunk> chunks) {
+  std::size_t dumps = 0;
+  for (auto& chunk : chunks) {
+    dumps += chunk.size();
+    chunk.clear();  // destroys the dumps (and releases their messages) here, outside any lock
+  }
+  {
+    std::lock_guard lock(pool_mu_);
+    for (auto& chunk : chunks) {
+      if (pool_.size() >= max_pool_) break;
+      if (chunk.capacity() >= kChunkSize) pool_.push_back(std::move(chunk));
+    }
+  }
+  release(dumps);
+}
+
+std::vector<Dump> DumpStorage::drain() {
+  std::vector<Dump> out;
+  for (auto& chunk : drain_chunks()) {
+    out.insert(out.end(), std::make_move_iterator(chunk.begin()), std::make_move_iterator(chunk.end()));
+  }
+  return out;
+}
+
+void DumpStorage::release(std::size_t count) { free_slots_.fetch_add(count, std::memory_order_relaxed); }
 
 void DumpStorage::count_limited() { shards_[thread_no() % kShards].limited.fetch_add(1, std::memory_order_relaxed); }
 
@@ -133,8 +192,13 @@ bool GroupDumping::admit(std::uint64_t now_ns, std::uint64_t& sequence_no) {
   return limiter_.acquire(now_ns);
 }
 
-bool GroupDumping::admit_or_count(std::uint64_t now_ns, std::uint64_t& sequence_no) {
-  if (admit(now_ns, sequence_no)) return true;
+bool GroupDumping::admit_or_count(std::uint64_t& sequence_no) {
+  // Without a limit the clock is not read: dumping everything is the case that must be cheap.
+  if (limiter_.unlimited()) {
+    sequence_no = next_sequence_no_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  if (admit(unix_coarse_now_ns(), sequence_no)) return true;
   storage_->count_limited();
   return false;
 }
@@ -149,9 +213,10 @@ void GroupDumping::push(ActorCell& cell, dumping::Dump&& dump, std::uint64_t now
 
 void GroupDumping::record(ActorCell& cell, dumping::Direction direction, const Envelope& envelope) {
   if (!envelope.vtable().dumping_allowed) return;
-  // Admission first: a dump the rate limit drops costs no more than a clock read and two atomics.
+  // Admission first: a dump the rate limit drops costs no more than a coarse clock read and two
+  // atomics.
   std::uint64_t sequence_no = 0;
-  if (!admit_or_count(unix_coarse_now_ns(), sequence_no)) return;
+  if (!admit_or_count(sequence_no)) return;
   const std::uint64_t now_ns = unix_now_ns();
   dumping::Dump dump;
   dump.sequence_no = sequence_no;
@@ -168,7 +233,7 @@ void GroupDumping::record_response(ActorCell& cell, dumping::Direction direction
                                    std::string encoded, TraceId trace_id, std::uint64_t correlation_id) {
   if (!request.dumping_allowed) return;
   std::uint64_t sequence_no = 0;
-  if (!admit_or_count(unix_coarse_now_ns(), sequence_no)) return;
+  if (!admit_or_count(sequence_no)) return;
   const std::uint64_t now_ns = unix_now_ns();
   dumping::Dump dump;
   dump.sequence_no = sequence_no;

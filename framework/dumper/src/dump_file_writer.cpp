@@ -14,8 +14,17 @@
 
 namespace elfin::dumper {
 
-DumpFileWriter::DumpFileWriter(std::string path, std::uint16_t node_no, std::size_t max_body_size)
-    : path_(std::move(path)), node_no_(node_no), max_body_size_(max_body_size), thread_([this] {
+namespace {
+std::size_t count_dumps(const std::vector<dumping::DumpChunk>& batch) {
+  std::size_t n = 0;
+  for (const auto& chunk : batch) n += chunk.size();
+  return n;
+}
+}  // namespace
+
+DumpFileWriter::DumpFileWriter(std::string path, std::uint16_t node_no, std::size_t max_body_size,
+                               dumping::DumpStorage* storage)
+    : path_(std::move(path)), node_no_(node_no), storage_(storage), max_body_size_(max_body_size), thread_([this] {
         elfin::detail::name_this_thread("elfin-dump-write");
         run();
       }) {}
@@ -30,7 +39,7 @@ DumpFileWriter::~DumpFileWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void DumpFileWriter::submit(std::vector<dumping::Dump> batch) {
+void DumpFileWriter::submit(std::vector<dumping::DumpChunk> batch) {
   if (batch.empty()) return;
   {
     std::lock_guard lock(mu_);
@@ -74,10 +83,16 @@ bool DumpFileWriter::ensure_open() {
   return false;
 }
 
-void DumpFileWriter::write_batch(std::vector<dumping::Dump>& batch, std::size_t max_body_size) {
-  // Threads record into separate shards, so a batch is ordered by time here, where it is cheap.
-  std::sort(batch.begin(), batch.end(),
-            [](const dumping::Dump& a, const dumping::Dump& b) { return a.timestamp_ns < b.timestamp_ns; });
+void DumpFileWriter::write_batch(const std::vector<dumping::DumpChunk>& batch, std::size_t max_body_size) {
+  // Threads record into separate shards, so a batch is ordered by time here, where it is cheap
+  // (a stable sort keeps one thread's dumps of the same nanosecond in recording order).
+  std::vector<const dumping::Dump*> order;
+  order.reserve(count_dumps(batch));
+  for (const auto& chunk : batch) {
+    for (const auto& dump : chunk) order.push_back(&dump);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const dumping::Dump* a, const dumping::Dump* b) { return a->timestamp_ns < b->timestamp_ns; });
   std::string text;
   std::size_t lines = 0;
   std::string error;
@@ -95,10 +110,10 @@ void DumpFileWriter::write_batch(std::vector<dumping::Dump>& batch, std::size_t 
     text.clear();
   };
   std::uint64_t written = 0;
-  for (const auto& dump : batch) {
-    append_json_line(to_record(dump, node_no_, max_body_size), text);
+  for (const dumping::Dump* dump : order) {
+    append_json_line(to_record(*dump, node_no_, max_body_size), text);
     ++lines;
-    if (text.size() >= 128 * 1024) {
+    if (text.size() >= std::size_t{128} * 1024) {
       write_out();
       if (error.empty()) written = lines;
     }
@@ -107,7 +122,7 @@ void DumpFileWriter::write_batch(std::vector<dumping::Dump>& batch, std::size_t 
   if (error.empty()) written = lines;
   std::lock_guard lock(mu_);
   stats_.written += written;
-  stats_.lost += batch.size() - written;
+  stats_.lost += order.size() - written;
   stats_.last_error = std::move(error);
 }
 
@@ -135,10 +150,15 @@ void DumpFileWriter::run() {
         write_batch(batch, max_body_size);
       } else {
         std::lock_guard count(mu_);
-        stats_.lost += batch.size();
+        stats_.lost += count_dumps(batch);
       }
     }
-    batch.clear();  // releases the messages on this thread, not under the lock
+    // Releases the messages on this thread, not under the lock.
+    if (storage_ != nullptr) {
+      storage_->recycle(std::move(batch));
+    } else {
+      batch.clear();
+    }
 
     lock.lock();
     ++completed_;

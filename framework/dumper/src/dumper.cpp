@@ -46,7 +46,7 @@ Task<> exec(Context<Config> ctx) {
 
   auto write_out = [&] {
     if (writer == nullptr || storage == nullptr) return;
-    writer->submit(storage->drain());
+    writer->submit(storage->drain_chunks());
   };
 
   while (auto envelope = co_await ctx.recv()) {
@@ -59,7 +59,7 @@ Task<> exec(Context<Config> ctx) {
         write_out();
         writer.reset();  // flushes what it holds into the old file
         writer = std::make_unique<DumpFileWriter>(config.path, storage != nullptr ? storage->node_no() : 0,
-                                                  config.max_body_size.bytes);
+                                                  config.max_body_size.bytes, storage);
         path = config.path;
         tick.start(config.write_interval);
       } else {

@@ -2,7 +2,10 @@
 // identities, and what the per-group and per-message controls leave out.
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <limits>
 #include <map>
+#include <thread>
 
 #include <elfin/dumping.hpp>
 
@@ -232,15 +235,69 @@ TEST_CASE("the rate limit takes a sequence number even for a dropped dump, so ga
   CHECK(admitted == std::vector<std::uint64_t>{1, 2, 7, 8, 9});
 }
 
+TEST_CASE("max_rate 0 admits no dump, and 1e9 or more admits every one", "[core][dumping]") {
+  const std::uint64_t now = 1'000'000'000'000;
+  auto admitted_at_once = [&](std::uint64_t max_rate, int offered) {
+    detail::GroupDumping group;
+    group.configure(DumpingConfig{false, max_rate});
+    int admitted = 0;
+    std::uint64_t seq = 0;
+    for (int i = 0; i < offered; ++i) admitted += group.admit(now, seq) ? 1 : 0;
+    return admitted;
+  };
+  CHECK(admitted_at_once(0, 10) == 0);
+  CHECK(admitted_at_once(1'000'000, 2'000'000) == 1'000'000);  // a second's worth, then none
+  CHECK(admitted_at_once(1'000'000'000, 2'000'000) == 2'000'000);
+  CHECK(admitted_at_once(std::numeric_limits<std::uint64_t>::max(), 2'000'000) == 2'000'000);
+}
+
 TEST_CASE("a full dump storage loses new dumps and counts them", "[core][dumping]") {
-  dumping::DumpStorage storage(1, dumping::DumpStorage::kShards * 2);  // two per shard
+  dumping::DumpStorage storage(1, 2);
   int pushed = 0;
-  for (int i = 0; i < 5; ++i) pushed += storage.push(dumping::Dump{}) ? 1 : 0;  // one thread: one shard
+  for (int i = 0; i < 5; ++i) pushed += storage.push(dumping::Dump{}) ? 1 : 0;
   CHECK(pushed == 2);
   auto counters = storage.counters();
   CHECK(counters.emitted == 2);
   CHECK(counters.lost == 3);
   CHECK(storage.drain().size() == 2);
   CHECK(storage.drain().empty());
-  CHECK(storage.push(dumping::Dump{}));  // room again once drained
+  CHECK_FALSE(storage.push(dumping::Dump{}));  // drained, but not written yet: still full
+  storage.release(2);                          // the dumper wrote them
+  CHECK(storage.push(dumping::Dump{}));
+  CHECK(storage.push(dumping::Dump{}));
+  CHECK_FALSE(storage.push(dumping::Dump{}));
+}
+
+TEST_CASE("one recording thread may fill the whole dump storage, several share it", "[core][dumping]") {
+  // The capacity is the storage's, not a shard's: a single busy thread is not held to 1/16 of it.
+  const std::size_t capacity = 3 * dumping::DumpStorage::kChunkSize + 5;
+  dumping::DumpStorage storage(1, capacity);
+  std::size_t pushed = 0;
+  while (storage.push(dumping::Dump{})) ++pushed;
+  CHECK(pushed == capacity);
+  auto chunks = storage.drain_chunks();
+  CHECK(chunks.size() == 4);  // three full chunks and the start of a fourth, in recording order
+  CHECK(chunks[0].size() == dumping::DumpStorage::kChunkSize);
+  CHECK(chunks[3].size() == 5);
+  const dumping::Dump* last_recycled = chunks[3].data();
+  storage.recycle(std::move(chunks));  // written: the slots are free, the chunks' memory is reused
+  REQUIRE(storage.push(dumping::Dump{}));
+  auto again = storage.drain_chunks();
+  REQUIRE(again.size() == 1);
+  CHECK(again[0].data() == last_recycled);  // the most recently recycled chunk, not a new one
+  storage.recycle(std::move(again));
+
+  // Two threads at once: together they store exactly the capacity, whatever their share.
+  std::atomic<std::size_t> stored{0};
+  auto record = [&] {
+    for (std::size_t i = 0; i < capacity; ++i) {
+      if (storage.push(dumping::Dump{})) stored.fetch_add(1, std::memory_order_relaxed);
+    }
+  };
+  std::thread other(record);
+  record();
+  other.join();
+  CHECK(stored.load() == capacity);
+  CHECK(storage.drain().size() == capacity);
+  CHECK(storage.counters().lost == 1 + capacity);  // the first loop's last push, then 2 x capacity offered
 }

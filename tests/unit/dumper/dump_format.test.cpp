@@ -106,11 +106,11 @@ TEST_CASE("the file writer appends lines, reopens after rotation and reports err
   };
   {
     DumpFileWriter writer(path, 1, 64 * 1024);
-    std::vector<dumping::Dump> batch;
+    std::vector<dumping::DumpChunk> batch(1);  // one recording thread's chunk
     auto later = dump_of(Reading{"later", 1, {}, {}, {}});
     later.timestamp_ns += 1000;
-    batch.push_back(std::move(later));
-    batch.push_back(dump_of(Reading{"earlier", 1, {}, {}, {}}));
+    batch[0].push_back(std::move(later));
+    batch[0].push_back(dump_of(Reading{"earlier", 1, {}, {}, {}}));
     writer.submit(std::move(batch));
     writer.flush();
     auto lines = read_lines(path);
@@ -120,8 +120,8 @@ TEST_CASE("the file writer appends lines, reopens after rotation and reports err
 
     std::filesystem::rename(path, path + ".1");  // logrotate moves the file away...
     writer.reopen();                             // ...and signals the dumper
-    std::vector<dumping::Dump> next;
-    next.push_back(dump_of(Reading{"after rotation", 1, {}, {}, {}}));
+    std::vector<dumping::DumpChunk> next(1);
+    next[0].push_back(dump_of(Reading{"after rotation", 1, {}, {}, {}}));
     writer.submit(std::move(next));
     writer.flush();
     CHECK(read_lines(path + ".1").size() == 2);
@@ -130,8 +130,8 @@ TEST_CASE("the file writer appends lines, reopens after rotation and reports err
   }
   {
     DumpFileWriter writer(dir.file("no-such-dir/app.dump"), 1, 64 * 1024);
-    std::vector<dumping::Dump> batch;
-    batch.push_back(dump_of(Reading{}));
+    std::vector<dumping::DumpChunk> batch(1);  // one recording thread's chunk
+    batch[0].push_back(dump_of(Reading{}));
     writer.submit(std::move(batch));
     writer.flush();
     auto stats = writer.stats();

@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include <elfin/dumper/dump_file_writer.hpp>
 #include <elfin/dumper/dump_reader.hpp>
 #include <elfin/dumper/dumper.hpp>
 
@@ -119,4 +120,29 @@ TEST_CASE("a dumper without a path fails and says what to set", "[dumper][batter
   CHECK_THAT(failed->details(), Catch::Contains("[system.dumpers] path is not set"));
   system->terminate("test over");
   system->join();
+}
+
+TEST_CASE("a dump's storage slot is freed once the writer wrote it, not when it is drained", "[dumper]") {
+  // The storage's capacity bounds the dumps waiting for the disk too: a writer that falls behind
+  // makes new dumps count as lost instead of letting its queue grow.
+  dumper::test::TempDir dir;
+  dumping::DumpStorage storage(1, 2);
+  dumper::DumpFileWriter writer(dir.file("slots.dump"), 1, 1024, &storage);
+  const std::string group = "g";
+  auto dump = [&] {
+    dumping::Dump d;
+    d.group = &group;
+    d.vtable = &vtable_of<ConfigUpdated>();
+    return d;
+  };
+  REQUIRE(storage.push(dump()));
+  REQUIRE(storage.push(dump()));
+  auto batch = storage.drain_chunks();
+  CHECK_FALSE(storage.push(dump()));  // drained, not written: the two slots are still taken
+  writer.submit(std::move(batch));
+  writer.flush();
+  CHECK(writer.stats().written == 2);
+  CHECK(storage.push(dump()));
+  CHECK(storage.push(dump()));
+  CHECK_FALSE(storage.push(dump()));
 }

@@ -8,7 +8,8 @@
 //
 //   [counters.system.dumping]
 //   disabled = false     # true: nothing of this group is dumped
-//   max_rate = 100000    # dumps per second; over it dumps are dropped (and counted as limited)
+//   max_rate = 100000    # dumps per second; over it dumps are dropped (and counted as limited);
+//                        # 0: none, 1000000000 or more: no limit
 //
 // Per message type: `ELFIN_NO_DUMPING;` inside the struct. Per field: wrap it in `Hidden<T>` and
 // dumps show "<hidden>" while the network and everything else see the value.
@@ -98,36 +99,66 @@ struct DumpingCounters {
   std::uint64_t lost = 0;     ///< dropped because the storage was full (the dumper fell behind)
 };
 
-/// Where dumps wait for the dumper: one shard per recording thread (hashed), each bounded.
+/// Dumps one thread recorded, in order: what the storage hands to the dumper and gets back.
+using DumpChunk = std::vector<Dump>;
+
+/// Where dumps wait for the dumper: one shard per recording thread (hashed), all sharing one
+/// capacity. A recording thread appends to its shard's chunk, takes free slots from the shared
+/// count a chunk's worth at a time (so it touches shared state once per kChunkSize dumps, and one
+/// busy thread may still use the whole capacity), and never moves a dump once stored.
+///
+/// The dumper drains whole chunks and gives them back with `recycle` once written: only then are
+/// their slots free again, so the capacity bounds what waits for the disk too, and their memory
+/// goes back to the recorders instead of being allocated anew.
 class DumpStorage {
  public:
   static constexpr std::size_t kShards = 16;
+  static constexpr std::size_t kChunkSize = 1024;
 
   DumpStorage(std::uint16_t node_no, std::size_t capacity);
   DumpStorage(const DumpStorage&) = delete;
   DumpStorage& operator=(const DumpStorage&) = delete;
 
   [[nodiscard]] std::uint16_t node_no() const { return node_no_; }
-  /// Records a dump; false (and counted as lost) when this thread's shard is full.
+  /// Records a dump; false (and counted as lost) when the storage is full.
   bool push(Dump&& dump);
-  /// Takes everything recorded so far (not ordered across shards: sort by timestamp if needed).
+  /// Takes everything recorded so far: chunks each in recording order, not ordered across chunks
+  /// (sort by timestamp if needed). Their slots stay taken until `recycle`.
+  [[nodiscard]] std::vector<DumpChunk> drain_chunks();
+  /// Destroys the dumps of drained chunks, frees their slots and keeps their memory for reuse.
+  void recycle(std::vector<DumpChunk> chunks);
+  /// The drained dumps in one vector, for callers that keep them (tests, tools); their slots stay
+  /// taken until `release`.
   [[nodiscard]] std::vector<Dump> drain();
+  /// Frees `count` slots of dumps drained with `drain`.
+  void release(std::size_t count);
   /// Counts a dump a group's rate limit dropped (in the calling thread's shard: no shared line).
   void count_limited();
   [[nodiscard]] DumpingCounters counters() const;
 
  private:
   struct alignas(64) Shard {
-    elfin::detail::SpinLock mu;  // held for a push_back or a swap only
-    std::vector<Dump> dumps;     // guarded by mu
+    elfin::detail::SpinLock mu;   // held for an append or a drain's swap
+    DumpChunk current;            // guarded by mu; no capacity until the next append needs one
+    std::vector<DumpChunk> full;  // guarded by mu
+    std::size_t credit = 0;       // guarded by mu: slots taken from free_slots_, not used yet
     std::atomic<std::uint64_t> emitted{0};
     std::atomic<std::uint64_t> lost{0};
     std::atomic<std::uint64_t> limited{0};
   };
 
-  std::uint16_t node_no_;
-  std::size_t shard_capacity_;
+  /// Takes up to kChunkSize free slots for `shard` (its lock held); false if none are left.
+  bool take_credit(Shard& shard);
+  /// An empty chunk with room for kChunkSize dumps: a recycled one if any.
+  DumpChunk empty_chunk();
+
   std::array<Shard, kShards> shards_;
+  std::mutex pool_mu_;
+  std::vector<DumpChunk> pool_;  // guarded by pool_mu_; empty chunks with their memory
+  std::size_t max_pool_;         // enough chunks for the whole capacity, and no more
+  // Relaxed: a count (the dumps are guarded by the shard locks), touched once per chunk.
+  std::atomic<std::size_t> free_slots_;
+  std::uint16_t node_no_;
 };
 
 /// A small number naming the calling thread in dumps (`th`); stable for the thread's life.

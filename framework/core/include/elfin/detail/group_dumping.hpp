@@ -39,8 +39,8 @@ class GroupDumping {
   [[nodiscard]] bool admit(std::uint64_t now_ns, std::uint64_t& sequence_no);
 
  private:
-  /// `admit`, counting a dropped dump as limited.
-  bool admit_or_count(std::uint64_t now_ns, std::uint64_t& sequence_no);
+  /// `admit` at the coarse clock's time, counting a dropped dump as limited.
+  bool admit_or_count(std::uint64_t& sequence_no);
   /// Fills in the recorder's identity and stores an admitted dump.
   void push(ActorCell& cell, dumping::Dump&& dump, std::uint64_t now_ns);
 

@@ -29,6 +29,9 @@ class RateLimiter {
     interval_ns_.store(interval, std::memory_order_relaxed);
   }
 
+  /// No limit (a rate of 1e9 a second or more): `acquire` admits without looking at the time.
+  [[nodiscard]] bool unlimited() const { return interval_ns_.load(std::memory_order_relaxed) == 0; }
+
   [[nodiscard]] bool acquire(std::uint64_t now_ns) {
     const std::int64_t interval = interval_ns_.load(std::memory_order_relaxed);
     if (interval == 0) return true;

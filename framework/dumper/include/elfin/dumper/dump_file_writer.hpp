@@ -7,6 +7,11 @@
 // file, later ones to the new one. A failed open or write is kept as `last_error`, the batch is
 // counted lost, and the next batch tries again.
 //
+// A batch is the chunks of one drain. Its dumps keep their slots in the DumpStorage until the
+// writer is done with them and recycles the chunks: the storage's capacity bounds what waits for
+// the disk, here included, so a writer that falls behind makes new dumps count as lost instead
+// of memory grow.
+//
 // Thread safety: every member may be called from any thread.
 #pragma once
 
@@ -31,13 +36,15 @@ class DumpFileWriter {
     std::string last_error;  ///< empty once a write succeeds again
   };
 
-  DumpFileWriter(std::string path, std::uint16_t node_no, std::size_t max_body_size);
+  /// `storage` (may be null) gets the chunks of every written or lost batch back.
+  DumpFileWriter(std::string path, std::uint16_t node_no, std::size_t max_body_size,
+                 dumping::DumpStorage* storage = nullptr);
   DumpFileWriter(const DumpFileWriter&) = delete;
   DumpFileWriter& operator=(const DumpFileWriter&) = delete;
   /// Writes everything handed over, then stops.
   ~DumpFileWriter();
 
-  void submit(std::vector<dumping::Dump> batch);
+  void submit(std::vector<dumping::DumpChunk> batch);
   void reopen();
   void set_max_body_size(std::size_t max_body_size);
   /// Blocks until everything submitted before the call is written.
@@ -46,18 +53,19 @@ class DumpFileWriter {
 
  private:
   void run();
-  void write_batch(std::vector<dumping::Dump>& batch, std::size_t max_body_size);
+  void write_batch(const std::vector<dumping::DumpChunk>& batch, std::size_t max_body_size);
   bool ensure_open();
 
   const std::string path_;
   const std::uint16_t node_no_;
+  dumping::DumpStorage* const storage_;
   int fd_ = -1;  // only the writer thread touches it
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   // One step of the writer: a batch to write, or a reopen (in submission order).
   struct Step {
-    std::vector<dumping::Dump> batch;
+    std::vector<dumping::DumpChunk> batch;
     bool reopen = false;
   };
   std::deque<Step> queue_;       // guarded by mu_

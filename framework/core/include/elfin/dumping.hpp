@@ -109,7 +109,8 @@ using DumpChunk = std::vector<Dump>;
 ///
 /// The dumper drains whole chunks and gives them back with `recycle` once written: only then are
 /// their slots free again, so the capacity bounds what waits for the disk too, and their memory
-/// goes back to the recorders instead of being allocated anew.
+/// goes back to the recorders instead of being allocated anew. That memory is kept, up to the
+/// capacity's worth (a dump is 120 bytes: 120 MB for the default million), once a burst needed it.
 class DumpStorage {
  public:
   static constexpr std::size_t kShards = 16;

@@ -1,5 +1,6 @@
 // Messages shared by the core's tests. Every one is round-tripped through msgpack in
-// messages.test.cpp, so add new ones there too.
+// messages.test.cpp, so add new ones there too, and to the ELFIN_EXTERN_MESSAGE list at the end
+// (with its ELFIN_INSTANTIATE_MESSAGE in test_protocol.cpp).
 #pragma once
 
 #include <cstdint>

@@ -112,7 +112,7 @@ void DumpStorage::recycle(std::vector<DumpChunk> chunks) {
       if (chunk.capacity() >= kChunkSize) pool_.push_back(std::move(chunk));
     }
   }
-  release(dumps);
+  free_slots_.fetch_add(dumps, std::memory_order_relaxed);
 }
 
 std::vector<Dump> DumpStorage::drain() {
@@ -120,10 +120,9 @@ std::vector<Dump> DumpStorage::drain() {
   for (auto& chunk : drain_chunks()) {
     out.insert(out.end(), std::make_move_iterator(chunk.begin()), std::make_move_iterator(chunk.end()));
   }
+  free_slots_.fetch_add(out.size(), std::memory_order_relaxed);
   return out;
 }
-
-void DumpStorage::release(std::size_t count) { free_slots_.fetch_add(count, std::memory_order_relaxed); }
 
 void DumpStorage::count_limited() { shards_[thread_no() % kShards].limited.fetch_add(1, std::memory_order_relaxed); }
 

@@ -128,11 +128,9 @@ class DumpStorage {
   [[nodiscard]] std::vector<DumpChunk> drain_chunks();
   /// Destroys the dumps of drained chunks, frees their slots and keeps their memory for reuse.
   void recycle(std::vector<DumpChunk> chunks);
-  /// The drained dumps in one vector, for callers that keep them (tests, tools); their slots stay
-  /// taken until `release`.
+  /// The drained dumps in one vector, for callers that keep them (tests, tools): their slots are
+  /// free at once, as the storage no longer holds them.
   [[nodiscard]] std::vector<Dump> drain();
-  /// Frees `count` slots of dumps drained with `drain`.
-  void release(std::size_t count);
   /// Counts a dump a group's rate limit dropped (in the calling thread's shard: no shared line).
   void count_limited();
   [[nodiscard]] DumpingCounters counters() const;

@@ -6,6 +6,8 @@
 //   throughput_2to1   2 producers → 1 consumer, the same; ops = messages
 //   routed_send       throughput_1to1 with `ctx.send` (inter-group route + the consumer group's router)
 //   direct_send       throughput_1to1 with `ctx.send_to(consumer's address)` (no routing at all)
+//   dump_write        the dumper's writer thread alone: recorded dumps of Item → dump-file lines in
+//                     /dev/null; ops = dumps (elfin only, no actors)
 //
 // Every elfin mailbox here has the default capacity (100), so a producer that outruns its consumer
 // waits in `co_await ctx.send`. CAF's mailboxes are unbounded: its producers never wait and the
@@ -16,15 +18,19 @@
 // CAF peer does with its actor handles; `--variant routed` makes ping_pong's ping route every ball
 // (`ctx.send`) instead of addressing pong. Without a variant each case uses what the benchmark
 // brief names: ctx.request / ctx.send through the topology, and ping_pong bouncing to the sender.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include <elfin/dumper/dump_file_writer.hpp>
 #include <elfin/dumper/dumper.hpp>
 #include <elfin/elfin.hpp>
 #include <elfin/telemeter/telemeter.hpp>
@@ -371,6 +377,65 @@ Figure elfin_throughput(std::uint32_t producers, std::uint64_t messages, bool di
   return elfin_bench::run_elfin("throughput", std::move(topology), std::move(config), threads);
 }
 
+// --- dump_write -----------------------------------------------------------------------------------
+// What the dumper's writer thread does with the dumps of the throughput stream, without the
+// actors: `n` dumps of Item, half sent by `producers/0` and half received by the key-less
+// `consumer` singleton (the body copied into the record, as it is for a message as small as Item),
+// recorded by two threads (one each) into chunks of DumpStorage's size and
+// handed over in batches of 64 chunks, as the dumper's drains do. The timed part is the writer's
+// whole path: ordering each batch by time, one line per dump, 128 KiB writes to /dev/null, and
+// destroying the dumps. Making the dumps is not timed.
+
+Figure dump_write(std::uint64_t n) {
+  static const std::string producers = "producers";
+  static const std::string consumer = "consumer";
+  const auto key = std::make_shared<const std::string>("0");
+  constexpr std::size_t kChunkSize = dumping::DumpStorage::kChunkSize;
+  constexpr std::size_t kChunksPerBatch = 64;
+  const std::uint64_t base_ns = 1'795'341'600'000'000'000;
+
+  std::vector<std::vector<dumping::DumpChunk>> batches;
+  std::uint64_t made = 0;
+  while (made < n) {
+    // One drain: each thread's chunks in recording order, the sender's first (its shard's turn).
+    const std::uint64_t pairs = std::min<std::uint64_t>((n - made) / 2, kChunksPerBatch / 2 * kChunkSize);
+    std::vector<dumping::DumpChunk> batch;
+    for (const bool sent : {true, false}) {
+      for (std::uint64_t i = 0; i < pairs; ++i) {
+        if (i % kChunkSize == 0) batch.emplace_back().reserve(kChunkSize);
+        const std::uint64_t value = made / 2 + i;
+        dumping::Dump& d = batch.back().emplace_back();
+        d.group = sent ? &producers : &consumer;
+        if (sent) d.key = key;
+        d.sequence_no = value + 1;
+        d.timestamp_ns = base_ns + value * 200 + (sent ? 0 : 90);  // received 90 ns after it was sent
+        d.trace_id = TraceId{0x6448'0000'0000'0000 + value};
+        d.thread_no = sent ? 1 : 2;
+        d.direction = sent ? dumping::Direction::Out : dumping::Direction::In;
+        d.vtable = &vtable_of<Item>();
+        const Item item{value};  // copied into the record, as the recorder does with Item
+        vtable_of<Item>().copy_for_dump(&item, d.copied.data());
+        d.body_copied = true;
+      }
+    }
+    made += 2 * pairs;
+    if (pairs == 0) break;  // an odd n: the last dump is left out
+    batches.push_back(std::move(batch));
+  }
+
+  elfin::dumper::DumpFileWriter writer("/dev/null", 1, elfin::dumper::Config{}.max_body_size.bytes);
+  const auto t0 = Clock::now();
+  for (auto& batch : batches) writer.submit(std::move(batch));
+  writer.flush();
+  const auto t1 = Clock::now();
+  const auto stats = writer.stats();
+  if (stats.written != made || stats.lost != 0) {
+    throw std::runtime_error(
+        fmt::format("dump_write: {} written, {} lost of {}: {}", stats.written, stats.lost, made, stats.last_error));
+  }
+  return {elfin_bench::seconds_between(t0, t1), made};
+}
+
 // --- cases ---------------------------------------------------------------------------------------
 
 struct Sizes {
@@ -455,6 +520,12 @@ std::vector<elfin_bench::Case> cases() {
                          [&] { return elfin_throughput(1, n, false, o.threads); });
                    }});
   }
+  // elfin only: how many dumps a second the dump writer turns into lines (the 1→1 stream with
+  // every message dumped makes them faster than the writer used to).
+  out.push_back({"dump_write", "dump_write", [](const Options& o) {
+                   const auto n = sizes(o).messages;
+                   return elfin_bench::run_case(kBench, "dump_write", o, [&] { return dump_write(n); }, {});
+                 }});
   return out;
 }
 

@@ -12,16 +12,30 @@
 #include <elfin/detail/group_dumping.hpp>
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/response_dumping.hpp>
+#include <elfin/detail/telemetry_clock.hpp>
 #include <elfin/request.hpp>
 
 namespace elfin {
 
 namespace dumping {
 
-std::string encode_body(const Dump& dump) {
-  if (!dump.message.valid()) return dump.encoded;
+void append_body(const Dump& dump, std::string& out) {
   DumpEncodingScope for_dump;
-  return encode_message(dump.message.vtable(), dump.message.data());
+  if (dump.body_copied) {
+    // The bytes of a trivially copyable message: copying them made an object of its type there
+    // (C++20's implicit object creation), so pack may read them as one.
+    dump.vtable->pack(dump.copied.data(), out);
+  } else if (dump.message.valid()) {
+    dump.message.vtable().pack(dump.message.data(), out);
+  } else {
+    out += dump.encoded;
+  }
+}
+
+std::string encode_body(const Dump& dump) {
+  std::string out;
+  append_body(dump, out);
+  return out;
 }
 
 std::uint32_t thread_no() {
@@ -31,10 +45,50 @@ std::uint32_t thread_no() {
 }
 
 // The storage's memory bound, as dumping.hpp and the guide state it, follows from this size.
-static_assert(sizeof(Dump) <= 120, "a dump record grew: update the memory figures in dumping.hpp and dumping.md");
+static_assert(sizeof(Dump) <= 152, "a dump record grew: update the memory figures in dumping.hpp and dumping.md");
 
 DumpStorage::DumpStorage(std::uint16_t node_no, std::size_t capacity)
-    : max_pool_(capacity / kChunkSize + kShards), free_slots_(capacity), node_no_(node_no) {}
+    : max_pool_(capacity / kChunkSize + kShards), free_slots_(capacity), node_no_(node_no) {
+  elfin::detail::calibrate_telemetry_clock();
+  anchor_clock();
+}
+
+namespace {
+
+std::uint64_t unix_now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+}
+
+#if defined(__x86_64__)
+// The TSC's value in nanoseconds (since it started): q32 is below 2^32 and, for any TSC value a
+// machine reaches in centuries, the high half too, so neither product overflows.
+std::uint64_t tsc_ns(std::uint64_t tsc, std::uint64_t q32) {
+  return (tsc >> 32) * q32 + (((tsc & 0xFFFF'FFFFU) * q32) >> 32);
+}
+#endif
+
+}  // namespace
+
+void DumpStorage::anchor_clock() {
+#if defined(__x86_64__)
+  if (const auto* c = elfin::detail::g_tsc_calibration.load(std::memory_order_acquire)) {
+    // Unsigned wrap-around arithmetic: the offset may be "negative", the sum is still right.
+    const std::uint64_t tsc = __rdtsc();
+    clock_offset_.store(unix_now_ns() - tsc_ns(tsc, c->ns_per_tick_q32), std::memory_order_relaxed);
+  }
+#endif
+}
+
+std::uint64_t DumpStorage::now_ns() const {
+#if defined(__x86_64__)
+  if (const auto* c = elfin::detail::g_tsc_calibration.load(std::memory_order_acquire)) {
+    return clock_offset_.load(std::memory_order_relaxed) + tsc_ns(__rdtsc(), c->ns_per_tick_q32);
+  }
+#endif
+  return unix_now_ns();
+}
 
 bool DumpStorage::take_credit(Shard& shard) {
   std::size_t free = free_slots_.load(std::memory_order_relaxed);
@@ -62,24 +116,26 @@ DumpChunk DumpStorage::empty_chunk() {
   return chunk;
 }
 
+DumpStorage::Shard& DumpStorage::own_shard() { return shards_[thread_no() % kShards]; }
+
+Dump* DumpStorage::next_slot(Shard& shard) {
+  if (shard.credit == 0 && !take_credit(shard)) return nullptr;
+  --shard.credit;
+  if (shard.current.capacity() == 0) shard.current = empty_chunk();  // once per kChunkSize dumps
+  return &shard.current.emplace_back();
+}
+
+void DumpStorage::commit_slot(Shard& shard) {
+  if (shard.current.size() == kChunkSize) shard.full.push_back(std::exchange(shard.current, DumpChunk{}));
+  shard.emitted.store(shard.emitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
 bool DumpStorage::push(Dump&& dump) {
-  Shard& shard = shards_[thread_no() % kShards];
-  {
-    std::lock_guard lock(shard.mu);
-    if (shard.credit > 0 || take_credit(shard)) {
-      --shard.credit;
-      if (shard.current.capacity() == 0) shard.current = empty_chunk();  // once per kChunkSize dumps
-      shard.current.push_back(std::move(dump));
-      if (shard.current.size() == kChunkSize) shard.full.push_back(std::exchange(shard.current, DumpChunk{}));
-      shard.emitted.fetch_add(1, std::memory_order_relaxed);
-      return true;
-    }
-  }
-  shard.lost.fetch_add(1, std::memory_order_relaxed);
-  return false;
+  return emplace([&](Dump& slot) { slot = std::move(dump); });
 }
 
 std::vector<DumpChunk> DumpStorage::drain_chunks() {
+  anchor_clock();  // follows changes of the realtime clock (NTP) and the TSC's calibration error
   std::vector<DumpChunk> out;
   for (Shard& shard : shards_) {
     std::vector<DumpChunk> full;
@@ -143,12 +199,6 @@ namespace detail {
 
 namespace {
 
-std::uint64_t unix_now_ns() {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count());
-}
-
 // The rate limit's clock: a few milliseconds coarse, but five times cheaper than the precise one,
 // which only admitted dumps pay for (their `ts`).
 std::uint64_t unix_coarse_now_ns() {
@@ -203,30 +253,36 @@ bool GroupDumping::admit_or_count(std::uint64_t& sequence_no) {
   return false;
 }
 
-void GroupDumping::push(ActorCell& cell, dumping::Dump&& dump, std::uint64_t now_ns) {
+void GroupDumping::fill_common(ActorCell& cell, dumping::Dump& dump, std::uint64_t sequence_no) const {
   dump.group = group_name_;
   dump.key = cell.key_for_dumps();
-  dump.timestamp_ns = now_ns;
+  dump.sequence_no = sequence_no;
+  dump.timestamp_ns = storage_->now_ns();
   dump.thread_no = dumping::thread_no();
-  std::ignore = storage_->push(std::move(dump));
 }
 
 void GroupDumping::record(ActorCell& cell, dumping::Direction direction, const Envelope& envelope) {
-  if (!envelope.vtable().dumping_allowed) return;
+  const MessageVTable& vtable = envelope.vtable();
+  if (!vtable.dumping_allowed) return;
   // Admission first: a dump the rate limit drops costs no more than a coarse clock read and two
   // atomics.
   std::uint64_t sequence_no = 0;
   if (!admit_or_count(sequence_no)) return;
-  const std::uint64_t now_ns = unix_now_ns();
-  dumping::Dump dump;
-  dump.sequence_no = sequence_no;
-  dump.trace_id = envelope.trace_id();
-  dump.direction = direction;
-  dump.kind = envelope.kind();
-  dump.vtable = &envelope.vtable();
-  dump.message = envelope.share();
-  if (const auto& request = envelope.block()->request) dump.correlation_id = request->correlation_id();
-  push(cell, std::move(dump), now_ns);
+  // Filled in place, in the storage's chunk: nothing is moved afterwards.
+  std::ignore = storage_->emplace([&](dumping::Dump& dump) {
+    fill_common(cell, dump, sequence_no);
+    dump.trace_id = envelope.trace_id();
+    dump.direction = direction;
+    dump.kind = envelope.kind();
+    dump.vtable = &vtable;
+    if (vtable.copy_for_dump != nullptr) {
+      vtable.copy_for_dump(envelope.data(), dump.copied.data());
+      dump.body_copied = true;
+    } else {
+      dump.message = envelope.share();
+    }
+    if (const auto& request = envelope.block()->request) dump.correlation_id = request->correlation_id();
+  });
 }
 
 void GroupDumping::record_response(ActorCell& cell, dumping::Direction direction, const MessageVTable& request,
@@ -234,16 +290,15 @@ void GroupDumping::record_response(ActorCell& cell, dumping::Direction direction
   if (!request.dumping_allowed) return;
   std::uint64_t sequence_no = 0;
   if (!admit_or_count(sequence_no)) return;
-  const std::uint64_t now_ns = unix_now_ns();
-  dumping::Dump dump;
-  dump.sequence_no = sequence_no;
-  dump.trace_id = trace_id;
-  dump.direction = direction;
-  dump.kind = MessageKind::Response;
-  dump.vtable = &request;
-  dump.encoded = std::move(encoded);
-  dump.correlation_id = correlation_id;
-  push(cell, std::move(dump), now_ns);
+  std::ignore = storage_->emplace([&](dumping::Dump& dump) {
+    fill_common(cell, dump, sequence_no);
+    dump.trace_id = trace_id;
+    dump.direction = direction;
+    dump.kind = MessageKind::Response;
+    dump.vtable = &request;
+    dump.encoded = std::move(encoded);
+    dump.correlation_id = correlation_id;
+  });
 }
 
 }  // namespace detail

@@ -93,6 +93,17 @@ void Scheduler::schedule(ActorCell* cell) {
   if (len > 1 && nobody_spinning() && sleeping_.load(std::memory_order_relaxed) > 0) wake_sleeper();
 }
 
+void Scheduler::requeue_behind(ActorCell* cell) {
+  // No wake-up here, unlike `schedule`: waking a sleeper to steal the actor would split a producer
+  // from its consumer at every spent budget; a spinning worker still finds it, a sleeping one
+  // within its millisecond.
+  Worker* w = tls_worker;
+  if (w == nullptr || w->owner != this) return push_global(cell);
+  std::lock_guard lock(w->mu);
+  w->stack.push_front(cell);  // the bottom: after the rest of this worker's stack, first to be stolen
+  w->stack_len.store(w->stack.size(), std::memory_order_relaxed);
+}
+
 void Scheduler::push_global(ActorCell* cell) {
   {
     std::lock_guard lock(mu_);
@@ -314,7 +325,7 @@ void Scheduler::run_cell(ActorCell* cell) {
       if (std::exchange(cell->yield_requested_, false)) {
         busy.stop(false);
         cell->sched_.store(SchedState::Scheduled, std::memory_order_release);
-        push_global(cell);
+        requeue_behind(cell);
         return;
       }
     }

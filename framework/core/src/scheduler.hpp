@@ -6,10 +6,13 @@
 // actors go depth-first, so a skynet-like workload keeps few actors alive at once.
 //
 // Fairness: a worker takes at most kMaxLocalStreak actors in a row from the top of its stack; then
-// it serves the global queue (actors woken from outside the workers, actors that spent their coop
-// budget or called `yield_now`) and the bottom of its stack, where the oldest work waits. Idle
-// workers steal the older half of another worker's stack, but only when the victim has more than
-// the one actor it is about to run next.
+// it serves the global queue (actors woken from outside the workers) and the bottom of its stack,
+// where the oldest work waits. An actor that spent its coop budget or called `yield_now` goes to
+// that bottom: behind everything its worker has, and first in line for an idle worker's steal.
+// (Not the global queue: an idle worker would take it at once, and a producer and its consumer
+// would end up on two cores, handing every message across; a 1→1 stream then ran at ~60% of its
+// speed on one core.) Idle workers steal the older half of another worker's stack, but only when
+// the victim has more than the one actor it is about to run next.
 //
 // Idle workers spin for some microseconds (pause, then yield), then sleep on a condition
 // variable. At most half the workers (at least one) spin at a time: more spinners would only take
@@ -96,6 +99,8 @@ class Scheduler {
   ActorCell* steal(Worker& thief);
   ActorCell* pop_global();
   void run_cell(ActorCell* cell);
+  /// An actor that yielded (coop budget, `yield_now`): to the bottom of this worker's stack.
+  void requeue_behind(ActorCell* cell);
   void push_global(ActorCell* cell);
   void push_global(const std::vector<ActorCell*>& cells);
   void wake_sleeper();

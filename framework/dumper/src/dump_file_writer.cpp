@@ -22,6 +22,41 @@ std::size_t count_dumps(const std::vector<dumping::DumpChunk>& batch) {
 }
 }  // namespace
 
+void order_by_time(std::vector<const dumping::Dump*>& dumps, std::vector<const dumping::Dump*>& scratch) {
+  const auto earlier = [](const dumping::Dump* a, const dumping::Dump* b) { return a->timestamp_ns < b->timestamp_ns; };
+  const std::size_t n = dumps.size();
+  // The runs: where each begins, then n. A run ends only where time goes backwards, so equal
+  // timestamps stay in one run, in batch order.
+  std::vector<std::size_t> bounds{0};
+  for (std::size_t i = 1; i < n; ++i) {
+    if (earlier(dumps[i], dumps[i - 1])) bounds.push_back(i);
+  }
+  bounds.push_back(n);
+  if (bounds.size() <= 2) return;  // one run: in order already
+
+  // Bottom-up: merge runs 0+1, 2+3, ... into the other buffer until one run is left. std::merge
+  // takes the left run's element first on a tie, and the left run holds the earlier dumps of the
+  // batch: the order is std::stable_sort's.
+  scratch.resize(n);
+  const dumping::Dump** from = dumps.data();
+  const dumping::Dump** to = scratch.data();
+  while (bounds.size() > 2) {
+    const std::size_t runs = bounds.size() - 1;
+    std::size_t kept = 0;
+    for (std::size_t r = 0; r < runs; r += 2) {
+      const std::size_t lo = bounds[r];
+      const std::size_t mid = bounds[r + 1];
+      const std::size_t hi = r + 1 < runs ? bounds[r + 2] : mid;  // a last run without a pair is copied
+      std::merge(from + lo, from + mid, from + mid, from + hi, to + lo, earlier);
+      bounds[kept++] = lo;  // behind r: not read again in this pass
+    }
+    bounds[kept++] = n;
+    bounds.resize(kept);
+    std::swap(from, to);
+  }
+  if (from != dumps.data()) dumps.swap(scratch);
+}
+
 DumpFileWriter::DumpFileWriter(std::string path, std::uint16_t node_no, std::size_t max_body_size,
                                dumping::DumpStorage* storage)
     : path_(std::move(path)), node_no_(node_no), storage_(storage), max_body_size_(max_body_size), thread_([this] {
@@ -85,19 +120,17 @@ bool DumpFileWriter::ensure_open() {
 
 void DumpFileWriter::write_batch(const std::vector<dumping::DumpChunk>& batch, std::size_t max_body_size) {
   // Threads record into separate shards, so a batch is ordered by time here, where it is cheap
-  // (a stable sort keeps one thread's dumps of the same nanosecond in recording order).
-  std::vector<const dumping::Dump*> order;
-  order.reserve(count_dumps(batch));
+  // (stably: one thread's dumps of the same nanosecond stay in recording order).
+  order_.clear();
+  order_.reserve(count_dumps(batch));
   for (const auto& chunk : batch) {
-    for (const auto& dump : chunk) order.push_back(&dump);
+    for (const auto& dump : chunk) order_.push_back(&dump);
   }
-  std::stable_sort(order.begin(), order.end(),
-                   [](const dumping::Dump* a, const dumping::Dump* b) { return a->timestamp_ns < b->timestamp_ns; });
-  std::string text;
+  order_by_time(order_, merged_);
   std::size_t lines = 0;
   std::string error;
   auto write_out = [&] {
-    std::string_view left = text;
+    std::string_view left = text_;
     while (!left.empty() && error.empty()) {
       ssize_t n = ::write(fd_, left.data(), left.size());
       if (n < 0 && errno == EINTR) continue;
@@ -107,22 +140,25 @@ void DumpFileWriter::write_batch(const std::vector<dumping::DumpChunk>& batch, s
       }
       left.remove_prefix(static_cast<std::size_t>(n));
     }
-    text.clear();
+    text_.clear();
   };
   std::uint64_t written = 0;
-  for (const dumping::Dump* dump : order) {
-    append_json_line(to_record(*dump, node_no_, max_body_size), text);
+  text_.clear();
+  for (const dumping::Dump* dump : order_) {
+    append_dump_line(*dump, node_no_, max_body_size, line_scratch_, text_);
     ++lines;
-    if (text.size() >= std::size_t{128} * 1024) {
+    if (text_.size() >= std::size_t{128} * 1024) {
       write_out();
       if (error.empty()) written = lines;
     }
   }
-  if (!text.empty()) write_out();
+  if (!text_.empty()) write_out();
   if (error.empty()) written = lines;
+  const std::size_t total = order_.size();
+  order_.clear();  // the pointers die with the batch
   std::lock_guard lock(mu_);
   stats_.written += written;
-  stats_.lost += order.size() - written;
+  stats_.lost += total - written;
   stats_.last_error = std::move(error);
 }
 

@@ -1,142 +1,344 @@
 #include <elfin/dumper/dump_format.hpp>
 
 #include <cmath>
+#include <cstring>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
+
+#include "json_text.hpp"
 
 namespace elfin::dumper {
 
 namespace {
 
-// The length of the valid UTF-8 sequence at the start of `s`, or 0 if it is not one.
-std::size_t utf8_sequence(std::string_view s) {
-  const auto b0 = static_cast<unsigned char>(s[0]);
-  std::size_t n = 0;
-  if (b0 < 0x80) return 1;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    n = 2;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    n = 3;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    n = 4;
-  } else {
-    return 0;
-  }
-  if (s.size() < n) return 0;
-  for (std::size_t i = 1; i < n; ++i) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) return 0;
-  }
-  return n;
-}
+using detail::append_int;
+using detail::append_uint;
 
-void append_utf8_string(std::string_view text, std::string& out) {
-  std::string clean;
-  clean.reserve(text.size());
-  while (!text.empty()) {
-    std::size_t n = utf8_sequence(text);
-    if (n == 0) {
-      clean += "\xEF\xBF\xBD";  // U+FFFD for a byte that starts no valid sequence
-      n = 1;
-    } else {
-      clean.append(text.substr(0, n));
+// Reads one msgpack object from bytes and appends its JSON, without building a msgpack::object.
+// Every read checks the bytes left first; `value` returns false when the object is cut short,
+// uses the unused type byte 0xc1 or nests deeper than kMaxBodyNesting, and the caller then drops
+// whatever was appended.
+class MsgpackToJson {
+ public:
+  MsgpackToJson(std::string_view bytes, detail::TextOut& out, std::string& key_text)
+      : p_(reinterpret_cast<const unsigned char*>(bytes.data())), end_(p_ + bytes.size()), out_(out), key_(key_text) {}
+
+  [[nodiscard]] bool value(std::size_t depth) {
+    if (p_ == end_) return false;
+    const unsigned char b = *p_++;
+    if (b <= 0x7f) {  // positive fixint
+      append_uint(b, out_);
+      return true;
     }
-    text.remove_prefix(n);
+    if (b >= 0xe0) {  // negative fixint
+      append_int(static_cast<std::int8_t>(b), out_);
+      return true;
+    }
+    if (b <= 0x8f) return map(b & 0x0fU, depth);
+    if (b <= 0x9f) return array(b & 0x0fU, depth);
+    if (b <= 0xbf) return str(b & 0x1fU);
+    switch (b) {
+      case 0xc0:
+        out_.literal("null");
+        return true;
+      case 0xc2:
+        out_.literal("false");
+        return true;
+      case 0xc3:
+        out_.literal("true");
+        return true;
+      case 0xc4:
+        return with_length<std::uint8_t>([&](std::uint32_t n) { return bytes(n); });
+      case 0xc5:
+        return with_length<std::uint16_t>([&](std::uint32_t n) { return bytes(n); });
+      case 0xc6:
+        return with_length<std::uint32_t>([&](std::uint32_t n) { return bytes(n); });
+      case 0xc7:
+        return with_length<std::uint8_t>([&](std::uint32_t n) { return ext(n); });
+      case 0xc8:
+        return with_length<std::uint16_t>([&](std::uint32_t n) { return ext(n); });
+      case 0xc9:
+        return with_length<std::uint32_t>([&](std::uint32_t n) { return ext(n); });
+      case 0xca: {
+        if (!has(4)) return false;
+        float f = 0;
+        const auto bits = read<std::uint32_t>();
+        std::memcpy(&f, &bits, sizeof f);
+        append_double(f);  // as msgpack-c widens it: 1.1f shows as 1.100000023841858
+        return true;
+      }
+      case 0xcb: {
+        if (!has(8)) return false;
+        double d = 0;
+        const auto bits = read<std::uint64_t>();
+        std::memcpy(&d, &bits, sizeof d);
+        append_double(d);
+        return true;
+      }
+      case 0xcc:
+        return unsigned_int<std::uint8_t>();
+      case 0xcd:
+        return unsigned_int<std::uint16_t>();
+      case 0xce:
+        return unsigned_int<std::uint32_t>();
+      case 0xcf:
+        return unsigned_int<std::uint64_t>();
+      case 0xd0:
+        return signed_int<std::uint8_t>();
+      case 0xd1:
+        return signed_int<std::uint16_t>();
+      case 0xd2:
+        return signed_int<std::uint32_t>();
+      case 0xd3:
+        return signed_int<std::uint64_t>();
+      case 0xd4:
+        return ext(1);
+      case 0xd5:
+        return ext(2);
+      case 0xd6:
+        return ext(4);
+      case 0xd7:
+        return ext(8);
+      case 0xd8:
+        return ext(16);
+      case 0xd9:
+        return with_length<std::uint8_t>([&](std::uint32_t n) { return str(n); });
+      case 0xda:
+        return with_length<std::uint16_t>([&](std::uint32_t n) { return str(n); });
+      case 0xdb:
+        return with_length<std::uint32_t>([&](std::uint32_t n) { return str(n); });
+      case 0xdc:
+        return with_length<std::uint16_t>([&](std::uint32_t n) { return array(n, depth); });
+      case 0xdd:
+        return with_length<std::uint32_t>([&](std::uint32_t n) { return array(n, depth); });
+      case 0xde:
+        return with_length<std::uint16_t>([&](std::uint32_t n) { return map(n, depth); });
+      case 0xdf:
+        return with_length<std::uint32_t>([&](std::uint32_t n) { return map(n, depth); });
+      default:  // 0xc1: never used
+        return false;
+    }
   }
-  append_json_string(clean, out);
+
+ private:
+  [[nodiscard]] bool has(std::size_t n) const { return static_cast<std::size_t>(end_ - p_) >= n; }
+
+  // A big-endian unsigned integer; the caller checked has(sizeof(U)).
+  template <class U>
+  U read() {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < sizeof(U); ++i) v = (v << 8) | p_[i];
+    p_ += sizeof(U);
+    return static_cast<U>(v);
+  }
+
+  template <class U, class Then>
+  bool with_length(Then then) {
+    if (!has(sizeof(U))) return false;
+    return then(static_cast<std::uint32_t>(read<U>()));
+  }
+
+  template <class U>
+  bool unsigned_int() {
+    if (!has(sizeof(U))) return false;
+    append_uint(read<U>(), out_);
+    return true;
+  }
+
+  template <class U>
+  bool signed_int() {
+    if (!has(sizeof(U))) return false;
+    append_int(static_cast<std::make_signed_t<U>>(read<U>()), out_);
+    return true;
+  }
+
+  void append_double(double d) {
+    if (std::isfinite(d)) {
+      // The shortest text that reads back as d, as fmt's "{}" writes it (at most 24 characters).
+      char* p = out_.room_for(detail::TextOut::kMaxRoom);
+      out_.advance(fmt::format_to(p, FMT_COMPILE("{}"), d));
+    } else {
+      out_.literal("null");
+    }
+  }
+
+  bool str(std::uint32_t n) {
+    if (!has(n)) return false;
+    detail::append_utf8_json_string(std::string_view{reinterpret_cast<const char*>(p_), n}, out_);
+    p_ += n;
+    return true;
+  }
+
+  bool bytes(std::uint32_t n) {
+    if (!has(n)) return false;
+    append_byte_array(n);
+    return true;
+  }
+
+  // The next `n` bytes (the caller checked has(n)) as an array of numbers.
+  void append_byte_array(std::uint32_t n) {
+    out_.put('[');
+    for (std::uint32_t i = 0; i < n; ++i) {
+      if (i != 0) out_.put(',');
+      append_uint(p_[i], out_);
+    }
+    out_.put(']');
+    p_ += n;
+  }
+
+  // An extension: its type byte, then `n` bytes of data.
+  bool ext(std::uint32_t n) {
+    if (!has(std::size_t{1} + n)) return false;
+    out_.literal(R"({"ext":)");
+    append_int(static_cast<std::int8_t>(*p_++), out_);
+    out_.literal(R"(,"data":)");
+    append_byte_array(n);
+    out_.put('}');
+    return true;
+  }
+
+  bool array(std::uint32_t n, std::size_t depth) {
+    if (depth >= kMaxBodyNesting) return false;
+    out_.put('[');
+    for (std::uint32_t i = 0; i < n; ++i) {
+      if (i != 0) out_.put(',');
+      if (!value(depth + 1)) return false;
+    }
+    out_.put(']');
+    return true;
+  }
+
+  bool map(std::uint32_t n, std::size_t depth) {
+    if (depth >= kMaxBodyNesting) return false;
+    out_.put('{');
+    for (std::uint32_t i = 0; i < n; ++i) {
+      if (i != 0) out_.put(',');
+      if (!key(depth + 1)) return false;
+      out_.put(':');
+      if (!value(depth + 1)) return false;
+    }
+    out_.put('}');
+    return true;
+  }
+
+  // A string key is the string; any other key is its JSON text, written out and then rewritten
+  // as a string (`{"1":true}` for the key 1).
+  bool key(std::size_t depth) {
+    if (p_ == end_) return false;
+    const unsigned char b = *p_;
+    if ((b >= 0xa0 && b <= 0xbf) || (b >= 0xd9 && b <= 0xdb)) return value(depth);
+    const std::size_t at = out_.size();
+    if (!value(depth)) return false;
+    // key_ is free again here: a key nested in this one was done with it before this one ended.
+    key_.assign(out_.since(at));
+    out_.truncate(at);
+    detail::append_json_string(key_, out_);
+    return true;
+  }
+
+  const unsigned char* p_;
+  const unsigned char* const end_;
+  detail::TextOut& out_;
+  std::string& key_;
+};
+
+// Writes the JSON of msgpack `bytes`, or `null`; `text` is scratch.
+void append_body_json(std::string_view bytes, detail::TextOut& out, std::string& text) {
+  const std::size_t at = out.size();
+  if (!MsgpackToJson(bytes, out, text).value(0)) {
+    out.truncate(at);
+    out.literal("null");
+  }
 }
 
-void append_bytes(const char* data, std::uint32_t size, std::string& out) {
-  out += '[';
-  for (std::uint32_t i = 0; i < size; ++i) {
-    if (i != 0) out += ',';
-    fmt::format_to(std::back_inserter(out), "{}", static_cast<unsigned>(static_cast<unsigned char>(data[i])));
+// Where a body of JSON cut to at most `max_size` bytes ends: not inside a character.
+std::size_t cut_at(std::string_view json, std::size_t max_size) {
+  std::size_t cut = max_size;
+  while (cut > 0 && (static_cast<unsigned char>(json[cut]) & 0xC0) == 0x80) --cut;
+  return cut;
+}
+
+// Writes the string that stands for a body of `full_size` bytes of JSON cut to `start`.
+void append_cut_body(std::string_view start, std::size_t full_size, detail::TextOut& out) {
+  out.put('"');
+  detail::append_json_chars(start, out);
+  out.literal("…<truncated: ");
+  append_uint(full_size, out);
+  out.literal(" bytes>\"");
+}
+
+Direction direction_of(const dumping::Dump& dump) {
+  return dump.direction == dumping::Direction::In ? Direction::In : Direction::Out;
+}
+
+MessageKind kind_of(const dumping::Dump& dump) {
+  switch (dump.kind) {
+    case elfin::MessageKind::Regular:
+      return MessageKind::Regular;
+    case elfin::MessageKind::Request:
+      return MessageKind::Request;
+    case elfin::MessageKind::Response:
+      return MessageKind::Response;
   }
-  out += ']';
+  return MessageKind::Regular;
 }
 
 }  // namespace
 
-void append_msgpack_as_json(const msgpack::object& o, std::string& out) {
-  auto it = std::back_inserter(out);
-  switch (o.type) {
-    case msgpack::type::NIL:
-      out += "null";
-      break;
-    case msgpack::type::BOOLEAN:
-      out += o.via.boolean ? "true" : "false";
-      break;
-    case msgpack::type::POSITIVE_INTEGER:
-      fmt::format_to(it, "{}", o.via.u64);
-      break;
-    case msgpack::type::NEGATIVE_INTEGER:
-      fmt::format_to(it, "{}", o.via.i64);
-      break;
-    case msgpack::type::FLOAT32:
-    case msgpack::type::FLOAT64:
-      if (std::isfinite(o.via.f64)) {
-        fmt::format_to(it, "{}", o.via.f64);
-      } else {
-        out += "null";
-      }
-      break;
-    case msgpack::type::STR:
-      append_utf8_string(std::string_view{o.via.str.ptr, o.via.str.size}, out);
-      break;
-    case msgpack::type::BIN:
-      append_bytes(o.via.bin.ptr, o.via.bin.size, out);
-      break;
-    case msgpack::type::EXT:
-      fmt::format_to(it, "{{\"ext\":{},\"data\":", static_cast<int>(o.via.ext.type()));
-      append_bytes(o.via.ext.data(), o.via.ext.size, out);
-      out += '}';
-      break;
-    case msgpack::type::ARRAY:
-      out += '[';
-      for (std::uint32_t i = 0; i < o.via.array.size; ++i) {
-        if (i != 0) out += ',';
-        append_msgpack_as_json(o.via.array.ptr[i], out);
-      }
-      out += ']';
-      break;
-    case msgpack::type::MAP:
-      out += '{';
-      for (std::uint32_t i = 0; i < o.via.map.size; ++i) {
-        if (i != 0) out += ',';
-        const auto& kv = o.via.map.ptr[i];
-        if (kv.key.type == msgpack::type::STR) {
-          append_utf8_string(std::string_view{kv.key.via.str.ptr, kv.key.via.str.size}, out);
-        } else {
-          std::string key;
-          append_msgpack_as_json(kv.key, key);
-          append_json_string(key, out);
-        }
-        out += ':';
-        append_msgpack_as_json(kv.val, out);
-      }
-      out += '}';
-      break;
-  }
-}
-
 std::string msgpack_to_json(std::string_view bytes) {
-  try {
-    auto handle = msgpack::unpack(bytes.data(), bytes.size());
-    std::string out;
-    append_msgpack_as_json(handle.get(), out);
-    return out;
-  } catch (const std::exception&) {
-    return "null";
+  std::string json;
+  std::string key_text;
+  {
+    detail::TextOut out(json);
+    append_body_json(bytes, out, key_text);
   }
+  return json;
 }
 
 std::string truncate_body(std::string json, std::size_t max_size) {
   if (json.size() <= max_size) return json;
-  std::size_t cut = max_size;
-  while (cut > 0 && (static_cast<unsigned char>(json[cut]) & 0xC0) == 0x80) --cut;  // not inside a code point
-  std::string text = json.substr(0, cut) + fmt::format("…<truncated: {} bytes>", json.size());
-  std::string out;
-  append_json_string(text, out);
-  return out;
+  std::string cut;
+  {
+    detail::TextOut out(cut);
+    append_cut_body(std::string_view{json}.substr(0, cut_at(json, max_size)), json.size(), out);
+  }
+  return cut;
+}
+
+void append_dump_line(const dumping::Dump& dump, std::uint16_t node_no, std::size_t max_body_size,
+                      DumpLineScratch& scratch, std::string& line) {
+  scratch.body.clear();
+  dumping::append_body(dump, scratch.body);
+
+  detail::TextOut out(line);
+  detail::append_line_head(
+      {
+          .ts = dump.timestamp_ns,
+          .group = dump.group != nullptr ? std::string_view{*dump.group} : std::string_view{},
+          .key = dump.key.get(),
+          .node_no = node_no,
+          .sequence_no = dump.sequence_no,
+          .trace_id = dump.trace_id.raw(),
+          .thread = dump.thread_no,
+          .direction = direction_of(dump),
+          .message_name = dump.vtable->name,
+          .protocol = dump.vtable->protocol,
+          .kind = kind_of(dump),
+      },
+      out);
+
+  // The body's JSON goes straight into the line; the rare one over the limit is taken back out.
+  const std::size_t at = out.size();
+  append_body_json(scratch.body, out, scratch.text);
+  if (const std::size_t size = out.size() - at; size > max_body_size) {
+    const std::string_view json = out.since(at);
+    scratch.text.assign(json.substr(0, cut_at(json, max_body_size)));
+    out.truncate(at);
+    append_cut_body(scratch.text, size, out);
+  }
+
+  detail::append_line_tail(dump.correlation_id != 0 ? std::optional{dump.correlation_id} : std::nullopt, out);
 }
 
 DumpRecord to_record(const dumping::Dump& dump, std::uint16_t node_no, std::size_t max_body_size) {
@@ -148,20 +350,10 @@ DumpRecord to_record(const dumping::Dump& dump, std::uint16_t node_no, std::size
   r.sequence_no = dump.sequence_no;
   r.trace_id = dump.trace_id.raw();
   r.thread = dump.thread_no;
-  r.direction = dump.direction == dumping::Direction::In ? Direction::In : Direction::Out;
+  r.direction = direction_of(dump);
   r.message_name = std::string{dump.vtable->name};
   r.protocol = std::string{dump.vtable->protocol};
-  switch (dump.kind) {
-    case elfin::MessageKind::Regular:
-      r.kind = dumper::MessageKind::Regular;
-      break;
-    case elfin::MessageKind::Request:
-      r.kind = dumper::MessageKind::Request;
-      break;
-    case elfin::MessageKind::Response:
-      r.kind = dumper::MessageKind::Response;
-      break;
-  }
+  r.kind = kind_of(dump);
   r.body_json = truncate_body(msgpack_to_json(dumping::encode_body(dump)), max_body_size);
   if (dump.correlation_id != 0) r.correlation_id = dump.correlation_id;
   return r;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <limits>
 #include <map>
 #include <thread>
@@ -26,6 +27,17 @@ struct Bulk {
   ELFIN_MESSAGE(dumping_test, Bulk, data);
   ELFIN_NO_DUMPING;
 };
+// Trivially copyable and small: dumps copy it (with a field hidden all the same).
+struct Pin {
+  std::uint32_t user = 0;
+  Hidden<std::uint32_t> code;
+  ELFIN_MESSAGE(dumping_test, Pin, user, code);
+};
+// Trivially copyable but over kDumpCopyMaxSize: dumps share it.
+struct Wide {
+  std::uint64_t a = 0, b = 0, c = 0, d = 0, e = 0;
+  ELFIN_MESSAGE(dumping_test, Wide, a, b, c, d, e);
+};
 struct Burst {
   std::uint32_t count = 0;
   ELFIN_MESSAGE(dumping_test, Burst, count);
@@ -47,6 +59,7 @@ Task<> client(Context<ClientConfig> ctx) {
     auto answer = co_await ctx.request(std::move(echo));
     Login login{"ann", std::string{"s3cret"}};
     std::ignore = co_await ctx.send(std::move(login));
+    std::ignore = co_await ctx.send(Pin{7, 1234U});
     Bulk bulk{"lots"};
     std::ignore = co_await ctx.send(std::move(bulk));
     for (std::uint32_t i = 0; i < ctx.config().burst; ++i) std::ignore = co_await ctx.send(Increment{1});
@@ -90,6 +103,8 @@ struct Recorded {
   TraceId trace_id;
   std::uint64_t sequence_no;
   std::string body;  // msgpack, as the dumper would encode it
+  bool copied;       // the body was copied into the dump, not shared
+  std::uint64_t timestamp_ns;
 };
 
 std::vector<Recorded> run_and_drain(const std::string& config, std::string expected_done) {
@@ -107,7 +122,7 @@ std::vector<Recorded> run_and_drain(const std::string& config, std::string expec
   for (const auto& d : dumps) {
     if (*d.group == "system.dumpers") continue;
     out.push_back(Recorded{*d.group, d.direction, std::string{d.vtable->name}, d.kind, d.correlation_id, d.trace_id,
-                           d.sequence_no, dumping::encode_body(d)});
+                           d.sequence_no, dumping::encode_body(d), d.body_copied, d.timestamp_ns});
   }
   std::sort(out.begin(), out.end(), [](const Recorded& a, const Recorded& b) {
     return std::tie(a.group, a.sequence_no) < std::tie(b.group, b.sequence_no);
@@ -151,11 +166,11 @@ TEST_CASE("without system.dumpers nothing is recorded", "[core][dumping]") {
 TEST_CASE("every message received and sent is dumped, requests and responses linked", "[core][dumping]") {
   auto dumps = run_and_drain("", "client done: hi 3");
   CHECK(describe(dumps, "client") == std::vector<std::string>{"in UpdateConfig", "out Increment", "out Echo request",
-                                                              "in Echo response", "out Login", "out GetValue request",
-                                                              "in GetValue response"});
+                                                              "in Echo response", "out Login", "out Pin",
+                                                              "out GetValue request", "in GetValue response"});
   CHECK(describe(dumps, "server") == std::vector<std::string>{"in UpdateConfig", "in Increment", "in Echo request",
-                                                              "out Echo response", "in Login", "in GetValue request",
-                                                              "out GetValue response"});
+                                                              "out Echo response", "in Login", "in Pin",
+                                                              "in GetValue request", "out GetValue response"});
 
   using dumping::Direction;
   // A message keeps its trace id from sender to receiver; a request and its response share a
@@ -177,7 +192,7 @@ TEST_CASE("every message received and sent is dumped, requests and responses lin
   for (const auto& d : dumps) {
     if (d.group == "server") sequence.push_back(d.sequence_no);
   }
-  CHECK(sequence == std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6, 7});
+  CHECK(sequence == std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6, 7, 8});
 }
 
 TEST_CASE("a Hidden field is hidden in dumps only; ELFIN_NO_DUMPING types are never dumped", "[core][dumping]") {
@@ -196,10 +211,68 @@ TEST_CASE("a Hidden field is hidden in dumps only; ELFIN_NO_DUMPING types are ne
   for (const auto& d : dumps) CHECK(d.name != "Bulk");
 }
 
+TEST_CASE("a small trivially copyable message is copied into its dump, any other is shared", "[core][dumping]") {
+  CHECK(vtable_of<Increment>().copy_for_dump != nullptr);
+  CHECK(vtable_of<Pin>().copy_for_dump != nullptr);
+  CHECK(vtable_of<Login>().copy_for_dump == nullptr);  // std::string: not trivially copyable
+  CHECK(vtable_of<Wide>().copy_for_dump == nullptr);   // 40 bytes
+  static_assert(sizeof(Wide) > kDumpCopyMaxSize);
+
+  // The bodies are read long after the actors freed the envelopes: a copy must stand on its own
+  // (ASan checks that nothing points back), and Hidden still hides.
+  const auto before = std::chrono::system_clock::now();
+  auto dumps = run_and_drain("", "client done: hi 3");
+  const auto after = std::chrono::system_clock::now();
+  for (const auto& group : {"client", "server"}) {
+    const auto direction = std::string_view{group} == "client" ? dumping::Direction::Out : dumping::Direction::In;
+    const auto& increment = find(dumps, group, direction, "Increment");
+    CHECK(increment.copied);
+    CHECK(msgpack::unpack(increment.body.data(), increment.body.size()).get().as<std::map<std::string, int>>() ==
+          std::map<std::string, int>{{"delta", 3}});
+    const auto& pin = find(dumps, group, direction, "Pin");
+    CHECK(pin.copied);
+    auto handle = msgpack::unpack(pin.body.data(), pin.body.size());  // owns what `fields` points into
+    auto fields = handle.get().as<std::map<std::string, msgpack::object>>();
+    CHECK(fields.at("user").as<std::uint32_t>() == 7);
+    CHECK(fields.at("code").as<std::string>() == "<hidden>");
+    CHECK_FALSE(find(dumps, group, direction, "Login").copied);
+  }
+  // `ts` is unix time (from the TSC where the kernel uses it): within the test's run, give or
+  // take the clocks' disagreement.
+  const auto ns = [](auto t) {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+  };
+  for (const auto& d : dumps) {
+    CHECK(d.timestamp_ns + 1'000'000 >= ns(before));
+    CHECK(d.timestamp_ns <= ns(after) + 1'000'000);
+  }
+}
+
+TEST_CASE("the dump clock tells unix time before and after a drain re-anchors it", "[core][dumping]") {
+  dumping::DumpStorage storage(1, 16);
+  const auto realtime = [] {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
+  };
+  // Bracketed by two readings of the realtime clock, so a preemption between them widens the window
+  // instead of failing the test; the 1 ms is for the two clocks' disagreement.
+  const auto within_realtime = [&] {
+    const std::uint64_t before = realtime();
+    const std::uint64_t now = storage.now_ns();
+    const std::uint64_t after = realtime();
+    return now + 1'000'000 >= before && now <= after + 1'000'000;
+  };
+  CHECK(within_realtime());
+  std::ignore = storage.drain_chunks();
+  CHECK(within_realtime());
+}
+
 TEST_CASE("system.dumping.disabled turns one group's dumps off", "[core][dumping]") {
   auto dumps = run_and_drain("[client.system.dumping]\ndisabled = true\n", "client done: hi 3");
   CHECK(describe(dumps, "client").empty());
-  CHECK(describe(dumps, "server").size() == 7);
+  CHECK(describe(dumps, "server").size() == 8);
 }
 
 TEST_CASE("system.dumping.max_rate drops dumps over the rate and counts them", "[core][dumping]") {
@@ -214,7 +287,7 @@ TEST_CASE("system.dumping.max_rate drops dumps over the rate and counts them", "
   REQUIRE(sequence.size() >= 100);
   CHECK(sequence.size() < 1000);
   for (std::size_t i = 0; i < 100; ++i) CHECK(sequence[i] == i + 1);
-  CHECK(describe(dumps, "client").size() == 1007);  // the client's own dumps are not limited
+  CHECK(describe(dumps, "client").size() == 1008);  // the client's own dumps are not limited
 }
 
 TEST_CASE("the rate limit takes a sequence number even for a dropped dump, so gaps show", "[core][dumping]") {

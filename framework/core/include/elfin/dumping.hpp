@@ -1,8 +1,9 @@
 // Dumping: every message an actor receives or sends, recorded for the dumper group to write.
 //
-// Dumping is on when the topology has a `system.dumpers` group. Recording is cheap: a dump keeps a
-// shared handle to the message (no copy, no serialization) and goes into the recording thread's
-// own shard; the dumper drains all shards on an interval and serializes off the actor threads.
+// Dumping is on when the topology has a `system.dumpers` group. Recording is cheap: a dump copies
+// the bytes of a small trivially copyable message or keeps a shared handle to the message (no
+// serialization) and goes into the recording thread's own shard; the dumper drains all shards on an
+// interval and serializes off the actor threads.
 //
 // Per group (`[<group>.system.dumping]`, reloadable):
 //
@@ -23,10 +24,12 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <msgpack.hpp>
@@ -72,8 +75,9 @@ class DumpEncodingScope {
 
 enum class Direction : std::uint8_t { In, Out };
 
-/// One recorded message. The body stays a shared handle to the sent message, or (responses, which
-/// travel without an envelope) its msgpack encoding made when it was recorded.
+/// One recorded message. The body is one of: a copy of the message's bytes (small trivially
+/// copyable messages, see MessageVTable::copy_for_dump), a shared handle to the sent message, or
+/// (responses, which travel without an envelope) its msgpack encoding made when it was recorded.
 struct Dump {
   const std::string* group = nullptr;      ///< lives as long as the system
   std::shared_ptr<const std::string> key;  ///< null for a singleton group
@@ -83,13 +87,17 @@ struct Dump {
   std::uint32_t thread_no = 0;
   Direction direction = Direction::In;
   MessageKind kind = MessageKind::Regular;
-  const MessageVTable* vtable = nullptr;  ///< the message's (the request's, for a response)
-  Envelope message;                       ///< the body, when it is an envelope's message
-  std::string encoded;                    ///< the body's msgpack, otherwise
-  std::uint64_t correlation_id = 0;       ///< links a request and its responses; 0: none
+  bool body_copied = false;                                     ///< the body is in `copied`
+  const MessageVTable* vtable = nullptr;                        ///< the message's (the request's, for a response)
+  alignas(8) std::array<std::byte, kDumpCopyMaxSize> copied{};  ///< the body, when copied
+  Envelope message;                                             ///< the body, when it is an envelope's message
+  std::string encoded;                                          ///< the body's msgpack, when it is a response
+  std::uint64_t correlation_id = 0;                             ///< links a request and its responses; 0: none
 };
 
-/// The msgpack encoding of a dump's body, with Hidden fields hidden.
+/// Appends the msgpack encoding of a dump's body, with Hidden fields hidden, to `out`.
+void append_body(const Dump& dump, std::string& out);
+/// The same in a string of its own.
 [[nodiscard]] std::string encode_body(const Dump& dump);
 
 /// Counters the telemeter and the dumper report.
@@ -110,7 +118,7 @@ using DumpChunk = std::vector<Dump>;
 /// The dumper drains whole chunks and gives them back with `recycle` once written: only then are
 /// their slots free again, so the capacity bounds what waits for the disk too, and their memory
 /// goes back to the recorders instead of being allocated anew. That memory is kept, up to the
-/// capacity's worth (a dump is 120 bytes: 120 MB for the default million), once a burst needed it.
+/// capacity's worth (a dump is 152 bytes: 152 MB for the default million), once a burst needed it.
 class DumpStorage {
  public:
   static constexpr std::size_t kShards = 16;
@@ -123,6 +131,14 @@ class DumpStorage {
   [[nodiscard]] std::uint16_t node_no() const { return node_no_; }
   /// Records a dump; false (and counted as lost) when the storage is full.
   bool push(Dump&& dump);
+  /// Records a dump made in place by `fill(Dump&)` (on a fresh Dump, called only if there is
+  /// room), which spares moving it in; false (and counted as lost) when the storage is full.
+  template <class Fill>
+  bool emplace(Fill&& fill);
+  /// The unix time in nanoseconds for a dump's `ts`: where the kernel keeps time with the CPU's
+  /// time-stamp counter, the TSC anchored to the realtime clock (again at every drain, so it
+  /// follows clock adjustments), a third of a precise clock_gettime's cost; clock_gettime elsewhere.
+  [[nodiscard]] std::uint64_t now_ns() const;
   /// Takes everything recorded so far: chunks each in recording order, not ordered across chunks
   /// (sort by timestamp if needed). Their slots stay taken until `recycle`.
   [[nodiscard]] std::vector<DumpChunk> drain_chunks();
@@ -141,13 +157,22 @@ class DumpStorage {
     DumpChunk current;            // guarded by mu; no capacity until the next append needs one
     std::vector<DumpChunk> full;  // guarded by mu
     std::size_t credit = 0;       // guarded by mu: slots taken from free_slots_, not used yet
+    // Written under mu (so a load and a store, no read-modify-write), read by counters() without.
     std::atomic<std::uint64_t> emitted{0};
     std::atomic<std::uint64_t> lost{0};
     std::atomic<std::uint64_t> limited{0};
   };
 
+  /// The calling thread's shard.
+  Shard& own_shard();
+  /// A fresh dump at the end of `shard`'s chunk (its lock held), or null when the storage is full.
+  Dump* next_slot(Shard& shard);
+  /// Counts the dump `next_slot` gave and closes a chunk it filled (the shard's lock held).
+  void commit_slot(Shard& shard);
   /// Takes up to kChunkSize free slots for `shard` (its lock held); false if none are left.
   bool take_credit(Shard& shard);
+  /// Sets the TSC's offset to the realtime clock (when the TSC is used).
+  void anchor_clock();
   /// An empty chunk with room for kChunkSize dumps: a recycled one if any.
   DumpChunk empty_chunk();
 
@@ -157,8 +182,25 @@ class DumpStorage {
   std::size_t max_pool_;         // enough chunks for the whole capacity, and no more
   // Relaxed: a count (the dumps are guarded by the shard locks), touched once per chunk.
   std::atomic<std::size_t> free_slots_;
+  // unix ns = clock_offset_ + the TSC in ns; relaxed: one word, any recent value will do.
+  std::atomic<std::uint64_t> clock_offset_{0};
   std::uint16_t node_no_;
 };
+
+template <class Fill>
+bool DumpStorage::emplace(Fill&& fill) {
+  Shard& shard = own_shard();
+  {
+    std::lock_guard lock(shard.mu);
+    if (Dump* slot = next_slot(shard)) {
+      std::forward<Fill>(fill)(*slot);
+      commit_slot(shard);
+      return true;
+    }
+  }
+  shard.lost.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
 
 /// A small number naming the calling thread in dumps (`th`); stable for the thread's life.
 [[nodiscard]] std::uint32_t thread_no();

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -36,6 +37,9 @@ struct EnvelopeBlock;
 struct RequestOps;
 }  // namespace detail
 
+/// The largest message (in bytes, alignment at most 8) a dump copies; see `copy_for_dump`.
+inline constexpr std::size_t kDumpCopyMaxSize = 32;
+
 /// Everything the runtime needs to handle a message whose type it does not know.
 struct MessageVTable {
   std::string_view protocol;
@@ -43,6 +47,10 @@ struct MessageVTable {
   bool is_request = false;
   bool is_system = false;       ///< elfin's own control messages (protocol `elfin`), see Outcome::Default
   bool dumping_allowed = true;  ///< false for types declared with ELFIN_NO_DUMPING
+  /// Copies a message into a dump's buffer (kDumpCopyMaxSize bytes, 8-aligned), for trivially
+  /// copyable types that fit: copying a few bytes beats sharing the envelope, whose memory then
+  /// waits for the dumper's thread to free it. Null: dumps share the envelope.
+  void (*copy_for_dump)(const void* msg, void* out) noexcept = nullptr;
 
   // Type-erased operations on a heap object of the message type (AnyMessage, network, dumper).
   void* (*clone)(const void* msg) = nullptr;

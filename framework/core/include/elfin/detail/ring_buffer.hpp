@@ -28,6 +28,12 @@ class RingBuffer {
     std::construct_at(&data_[(head_ + size_) & (cap_ - 1)].value, std::move(value));
     ++size_;
   }
+  void push_front(T value) {
+    if (size_ == cap_) grow();
+    head_ = (head_ + cap_ - 1) & (cap_ - 1);
+    std::construct_at(&data_[head_].value, std::move(value));
+    ++size_;
+  }
   T pop_front() {
     Slot& slot = data_[head_];
     T value = std::move(slot.value);

@@ -1,6 +1,8 @@
 // Template bodies for message.hpp.
 #pragma once
 
+#include <cstring>
+
 #include <elfin/detail/envelope_block.hpp>
 #include <elfin/detail/request_ops.hpp>
 #include <elfin/message.hpp>
@@ -20,6 +22,18 @@ inline constexpr bool kNoDumping = requires {
   typename M::elfin_no_dumping;
 };
 
+/// MessageVTable::copy_for_dump of an `M`: a copy of its bytes is a valid `M` only for a
+/// trivially copyable type (an implicit-lifetime type: memcpy creates the object). The size is a
+/// constant here, so the copy is a couple of moves, not a call to memcpy.
+template <class M>
+constexpr auto copy_for_dump_of() noexcept -> void (*)(const void*, void*) noexcept {
+  if constexpr (std::is_trivially_copyable_v<M> && sizeof(M) <= kDumpCopyMaxSize && alignof(M) <= 8) {
+    return [](const void* msg, void* out) noexcept { std::memcpy(out, msg, sizeof(M)); };
+  } else {
+    return nullptr;
+  }
+}
+
 template <class M>
 const RequestOps* request_ops_of() noexcept {
   if constexpr (Request<M>) {
@@ -38,6 +52,7 @@ const MessageVTable& vtable_of() noexcept {
       .is_request = Request<M>,
       .is_system = detail::kIsSystemMessage<M>,
       .dumping_allowed = !detail::kNoDumping<M>,
+      .copy_for_dump = detail::copy_for_dump_of<M>(),
       .clone = [](const void* m) -> void* { return new M(*static_cast<const M*>(m)); },
       .destroy = [](void* m) noexcept { delete static_cast<M*>(m); },
       .pack =

@@ -12,6 +12,11 @@
 // the disk, here included, so a writer that falls behind makes new dumps count as lost instead
 // of memory grow.
 //
+// Each batch is written in timestamp order. Every chunk is already in order (one thread recorded
+// it), and so, nearly always, are one thread's consecutive chunks: the writer merges those runs
+// instead of sorting, and formats each dump straight into its output buffer (append_dump_line),
+// reusing its memory from batch to batch.
+//
 // Thread safety: every member may be called from any thread.
 #pragma once
 
@@ -23,9 +28,15 @@
 #include <thread>
 #include <vector>
 
+#include <elfin/dumper/dump_format.hpp>
 #include <elfin/dumping.hpp>
 
 namespace elfin::dumper {
+
+/// Orders `dumps` by timestamp_ns exactly as std::stable_sort would (equal timestamps keep their
+/// order) by merging the runs already in order, pairwise: linear for one run, n·log2(runs) in
+/// general. `scratch` is memory it may use (and keeps for the next call).
+void order_by_time(std::vector<const dumping::Dump*>& dumps, std::vector<const dumping::Dump*>& scratch);
 
 class DumpFileWriter {
  public:
@@ -60,6 +71,12 @@ class DumpFileWriter {
   const std::uint16_t node_no_;
   dumping::DumpStorage* const storage_;
   int fd_ = -1;  // only the writer thread touches it
+  // The writer thread's reused memory: a batch's dumps in time order, the merge's second buffer,
+  // the formatter's scratch and the text waiting for write(2). Kept at the largest batch's size.
+  std::vector<const dumping::Dump*> order_;
+  std::vector<const dumping::Dump*> merged_;
+  DumpLineScratch line_scratch_;
+  std::string text_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

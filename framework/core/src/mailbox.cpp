@@ -1,6 +1,7 @@
 #include <elfin/detail/mailbox.hpp>
 
 #include <algorithm>
+#include <mutex>
 
 #include <elfin/detail/actor_cell.hpp>
 

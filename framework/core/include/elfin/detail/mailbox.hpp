@@ -1,8 +1,11 @@
 // Mailbox: the bounded multi-producer, single-consumer queue of one actor.
 //
-// Producers append under a short mutex (a spin lock measured no faster with two producers
-// contending, and a mutex behaves better on an oversubscribed machine); the consumer swaps the
-// whole shared buffer for its own drained one in one locked step and then pops without locking.
+// Producers append under a short spin lock (elfin/detail/spin_lock.hpp: it yields the thread after
+// a few dozen spins, for a preempted holder); the consumer swaps the whole shared buffer for its
+// own drained one in one locked step and then pops without locking. A std::mutex here parked
+// contending threads in futex calls (about one per four messages of a 2→1 stream) and cost 7–20%
+// on the 1→1, ping-pong and fan-out benchmarks; the network's figures, with a second process on
+// the same cores, did not move (tests/bench/README.md, session 7).
 // Because every append is ordered by the lock, the queue is linearizable, so two messages from one
 // sender arrive in the order they were sent even when the sending actor resumed on another thread
 // between the two sends (moodycamel's queue only orders per producing *thread*, which is why it is
@@ -17,10 +20,10 @@
 
 #include <atomic>
 #include <cstddef>
-#include <mutex>
 #include <vector>
 
 #include <elfin/detail/ring_buffer.hpp>
+#include <elfin/detail/spin_lock.hpp>
 #include <elfin/detail/waker.hpp>
 #include <elfin/envelope.hpp>
 
@@ -56,7 +59,7 @@ class Mailbox {
  private:
   void wake_one_waiter();
 
-  std::mutex mu_;
+  SpinLock mu_;
   RingBuffer<Envelope> shared_;  // guarded by mu_
   std::vector<Waker> waiters_;   // guarded by mu_; a vector allocates nothing until used
   bool closed_ = false;          // guarded by mu_

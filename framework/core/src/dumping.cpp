@@ -27,8 +27,8 @@ void append_body(const Dump& dump, std::string& out) {
     dump.vtable->pack(dump.copied.data(), out);
   } else if (dump.message.valid()) {
     dump.message.vtable().pack(dump.message.data(), out);
-  } else {
-    out += dump.encoded;
+  } else if (dump.encoded != nullptr) {
+    out += *dump.encoded;
   }
 }
 
@@ -44,8 +44,27 @@ std::uint32_t thread_no() {
   return mine;
 }
 
+Dump& DumpChunk::add(const std::shared_ptr<const std::string>& key) {
+  Dump& dump = dumps.emplace_back();
+  dump.key = retain(key);
+  return dump;
+}
+
+const std::string* DumpChunk::retain(const std::shared_ptr<const std::string>& key) {
+  if (!key) return nullptr;
+  // A chunk holds what one thread recorded in a short while: the dumps of the few actors it ran
+  // lately, so a key is nearly always among the last handles kept (and kept once more otherwise).
+  const std::size_t n = keys.size();
+  for (std::size_t i = n; i > 0 && n - i < 8; --i) {
+    if (keys[i - 1] == key) return key.get();
+  }
+  keys.push_back(key);
+  return key.get();
+}
+
 // The storage's memory bound, as dumping.hpp and the guide state it, follows from this size.
-static_assert(sizeof(Dump) <= 152, "a dump record grew: update the memory figures in dumping.hpp and dumping.md");
+static_assert(sizeof(Dump) == 128,
+              "a dump record changed size: update the memory figures in dumping.hpp and dumping.md");
 
 DumpStorage::DumpStorage(std::uint16_t node_no, std::size_t capacity)
     : max_pool_(capacity / kChunkSize + kShards), free_slots_(capacity), node_no_(node_no) {
@@ -112,7 +131,7 @@ DumpChunk DumpStorage::empty_chunk() {
     }
   }
   DumpChunk chunk;
-  chunk.reserve(kChunkSize);
+  chunk.dumps.reserve(kChunkSize);
   return chunk;
 }
 
@@ -121,21 +140,39 @@ DumpStorage::Shard& DumpStorage::own_shard() { return shards_[thread_no() % kSha
 Dump* DumpStorage::next_slot(Shard& shard) {
   if (shard.credit == 0 && !take_credit(shard)) return nullptr;
   --shard.credit;
-  if (shard.current.capacity() == 0) shard.current = empty_chunk();  // once per kChunkSize dumps
-  return &shard.current.emplace_back();
+  if (shard.current.dumps.capacity() == 0) shard.current = empty_chunk();  // once per kChunkSize dumps
+  return &shard.current.dumps.emplace_back();
 }
 
 void DumpStorage::commit_slot(Shard& shard) {
-  if (shard.current.size() == kChunkSize) shard.full.push_back(std::exchange(shard.current, DumpChunk{}));
+  if (shard.current.dumps.size() == kChunkSize) {
+    shard.full.push_back(std::exchange(shard.current, DumpChunk{}));
+    count_closed_chunk();
+  }
   shard.emitted.store(shard.emitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
-bool DumpStorage::push(Dump&& dump) {
-  return emplace([&](Dump& slot) { slot = std::move(dump); });
+void DumpStorage::count_closed_chunk() {
+  const std::size_t at = alarm_at_.load(std::memory_order_relaxed);
+  // Only the thread whose chunk reaches the threshold rings: once until a drain resets the count.
+  if (closed_chunks_.fetch_add(1, std::memory_order_relaxed) + 1 != at || at == 0) return;
+  std::lock_guard lock(alarm_mu_);
+  if (alarm_) alarm_();
+}
+
+void DumpStorage::set_backlog_alarm(std::size_t chunks, std::function<void()> alarm) {
+  std::lock_guard lock(alarm_mu_);
+  alarm_ = std::move(alarm);
+  alarm_at_.store(alarm_ ? std::max<std::size_t>(chunks, 1) : 0, std::memory_order_relaxed);
+}
+
+bool DumpStorage::push(Dump&& dump, const std::shared_ptr<const std::string>& key) {
+  return emplace(key, [&](Dump& slot) { slot = std::move(dump); });
 }
 
 std::vector<DumpChunk> DumpStorage::drain_chunks() {
   anchor_clock();  // follows changes of the realtime clock (NTP) and the TSC's calibration error
+  closed_chunks_.store(0, std::memory_order_relaxed);  // before the swaps: a chunk closed after them rings anew
   std::vector<DumpChunk> out;
   for (Shard& shard : shards_) {
     std::vector<DumpChunk> full;
@@ -145,7 +182,7 @@ std::vector<DumpChunk> DumpStorage::drain_chunks() {
       // Only swaps happen under the lock; recorders wait at most for that.
       std::lock_guard lock(shard.mu);
       full.swap(shard.full);
-      current.swap(shard.current);
+      std::swap(current, shard.current);
       unused_credit = std::exchange(shard.credit, 0);
     }
     free_slots_.fetch_add(unused_credit, std::memory_order_relaxed);
@@ -159,22 +196,26 @@ void DumpStorage::recycle(std::vector<DumpChunk> chunks) {
   std::size_t dumps = 0;
   for (auto& chunk : chunks) {
     dumps += chunk.size();
-    chunk.clear();  // destroys the dumps (and releases their messages) here, outside any lock
+    chunk.dumps.clear();  // destroys the dumps (and releases their messages) here, outside any lock
+    chunk.keys.clear();
   }
   {
     std::lock_guard lock(pool_mu_);
     for (auto& chunk : chunks) {
       if (pool_.size() >= max_pool_) break;
-      if (chunk.capacity() >= kChunkSize) pool_.push_back(std::move(chunk));
+      if (chunk.dumps.capacity() >= kChunkSize) pool_.push_back(std::move(chunk));
     }
   }
   free_slots_.fetch_add(dumps, std::memory_order_relaxed);
 }
 
-std::vector<Dump> DumpStorage::drain() {
-  std::vector<Dump> out;
+DumpChunk DumpStorage::drain() {
+  DumpChunk out;
   for (auto& chunk : drain_chunks()) {
-    out.insert(out.end(), std::make_move_iterator(chunk.begin()), std::make_move_iterator(chunk.end()));
+    out.dumps.insert(out.dumps.end(), std::make_move_iterator(chunk.dumps.begin()),
+                     std::make_move_iterator(chunk.dumps.end()));
+    out.keys.insert(out.keys.end(), std::make_move_iterator(chunk.keys.begin()),
+                    std::make_move_iterator(chunk.keys.end()));
   }
   free_slots_.fetch_add(out.size(), std::memory_order_relaxed);
   return out;
@@ -253,9 +294,8 @@ bool GroupDumping::admit_or_count(std::uint64_t& sequence_no) {
   return false;
 }
 
-void GroupDumping::fill_common(ActorCell& cell, dumping::Dump& dump, std::uint64_t sequence_no) const {
+void GroupDumping::fill_common(dumping::Dump& dump, std::uint64_t sequence_no) const {
   dump.group = group_name_;
-  dump.key = cell.key_for_dumps();
   dump.sequence_no = sequence_no;
   dump.timestamp_ns = storage_->now_ns();
   dump.thread_no = dumping::thread_no();
@@ -269,8 +309,8 @@ void GroupDumping::record(ActorCell& cell, dumping::Direction direction, const E
   std::uint64_t sequence_no = 0;
   if (!admit_or_count(sequence_no)) return;
   // Filled in place, in the storage's chunk: nothing is moved afterwards.
-  std::ignore = storage_->emplace([&](dumping::Dump& dump) {
-    fill_common(cell, dump, sequence_no);
+  std::ignore = storage_->emplace(cell.key_for_dumps(), [&](dumping::Dump& dump) {
+    fill_common(dump, sequence_no);
     dump.trace_id = envelope.trace_id();
     dump.direction = direction;
     dump.kind = envelope.kind();
@@ -290,13 +330,13 @@ void GroupDumping::record_response(ActorCell& cell, dumping::Direction direction
   if (!request.dumping_allowed) return;
   std::uint64_t sequence_no = 0;
   if (!admit_or_count(sequence_no)) return;
-  std::ignore = storage_->emplace([&](dumping::Dump& dump) {
-    fill_common(cell, dump, sequence_no);
+  std::ignore = storage_->emplace(cell.key_for_dumps(), [&](dumping::Dump& dump) {
+    fill_common(dump, sequence_no);
     dump.trace_id = trace_id;
     dump.direction = direction;
     dump.kind = MessageKind::Response;
     dump.vtable = &request;
-    dump.encoded = std::move(encoded);
+    dump.encoded = std::make_unique<const std::string>(std::move(encoded));
     dump.correlation_id = correlation_id;
   });
 }

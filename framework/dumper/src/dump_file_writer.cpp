@@ -62,9 +62,20 @@ DumpFileWriter::DumpFileWriter(std::string path, std::uint16_t node_no, std::siz
     : path_(std::move(path)), node_no_(node_no), storage_(storage), max_body_size_(max_body_size), thread_([this] {
         elfin::detail::name_this_thread("elfin-dump-write");
         run();
-      }) {}
+      }) {
+  if (storage_ != nullptr) {
+    storage_->set_backlog_alarm(kBacklogChunks, [this] {
+      {
+        std::lock_guard lock(mu_);
+        backlog_ = true;
+      }
+      cv_.notify_all();
+    });
+  }
+}
 
 DumpFileWriter::~DumpFileWriter() {
+  if (storage_ != nullptr) storage_->set_backlog_alarm(0, {});  // no ring reaches this writer after it
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
@@ -74,24 +85,24 @@ DumpFileWriter::~DumpFileWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void DumpFileWriter::submit(std::vector<dumping::DumpChunk> batch) {
-  if (batch.empty()) return;
+void DumpFileWriter::push_step(Step step) {
   {
     std::lock_guard lock(mu_);
-    queue_.push_back(Step{std::move(batch), false});
-    ++submitted_;
+    queue_.push_back(std::move(step));
+    ++submitted_;  // every step counts, so flush() also waits for drains and reopens
   }
   cv_.notify_all();
 }
 
-void DumpFileWriter::reopen() {
-  {
-    std::lock_guard lock(mu_);
-    ++submitted_;  // a step of its own, so flush() also waits for the reopen
-    queue_.push_back(Step{{}, true});
-  }
-  cv_.notify_all();
+void DumpFileWriter::drain() {
+  if (storage_ != nullptr) push_step(Step{{}, StepKind::Drain});
 }
+
+void DumpFileWriter::submit(std::vector<dumping::DumpChunk> batch) {
+  if (!batch.empty()) push_step(Step{std::move(batch), StepKind::Batch});
+}
+
+void DumpFileWriter::reopen() { push_step(Step{{}, StepKind::Reopen}); }
 
 void DumpFileWriter::set_max_body_size(std::size_t max_body_size) {
   std::lock_guard lock(mu_);
@@ -124,7 +135,7 @@ void DumpFileWriter::write_batch(const std::vector<dumping::DumpChunk>& batch, s
   order_.clear();
   order_.reserve(count_dumps(batch));
   for (const auto& chunk : batch) {
-    for (const auto& dump : chunk) order_.push_back(&dump);
+    for (const auto& dump : chunk.dumps) order_.push_back(&dump);
   }
   order_by_time(order_, merged_);
   std::size_t lines = 0;
@@ -165,13 +176,25 @@ void DumpFileWriter::write_batch(const std::vector<dumping::DumpChunk>& batch, s
 void DumpFileWriter::run() {
   std::unique_lock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping, and everything is written
-    auto [batch, reopen] = std::move(queue_.front());
-    queue_.pop_front();
+    cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || backlog_; });
+    Step step;
+    bool counted = false;  // a step of the queue (flush waits for it), not the alarm's drain
+    if (!queue_.empty()) {
+      step = std::move(queue_.front());
+      queue_.pop_front();
+      counted = true;
+    } else if (backlog_) {
+      step.kind = StepKind::Drain;
+    } else {
+      return;  // stopping, and everything is written
+    }
+    if (step.kind == StepKind::Drain) backlog_ = false;  // this drain takes what rang the alarm
     const std::size_t max_body_size = max_body_size_;
     lock.unlock();
 
+    auto& batch = step.batch;
+    const bool reopen = step.kind == StepKind::Reopen;
+    if (step.kind == StepKind::Drain) batch = storage_->drain_chunks();
     if (reopen && fd_ >= 0) {
       ::close(fd_);
       fd_ = -1;
@@ -197,8 +220,10 @@ void DumpFileWriter::run() {
     }
 
     lock.lock();
-    ++completed_;
-    cv_.notify_all();
+    if (counted) {
+      ++completed_;
+      cv_.notify_all();
+    }
   }
 }
 

@@ -306,27 +306,65 @@ std::string truncate_body(std::string json, std::size_t max_size) {
   return cut;
 }
 
+std::string_view RecurringJson::group(const std::string& group) {
+  Entry& e = groups_[slot(&group)];
+  if (e.source != &group || e.first != group) {
+    e.source = &group;
+    e.first = group;
+    e.json.clear();
+    detail::TextOut out(e.json);
+    out.literal(R"(,"g":)");
+    detail::append_json_string(group, out);
+  }
+  return e.json;
+}
+
+std::string_view RecurringJson::message(const MessageVTable& vtable) {
+  Entry& e = messages_[slot(&vtable)];
+  if (e.source != &vtable || e.first != vtable.name || e.second != vtable.protocol) {
+    e.source = &vtable;
+    e.first = vtable.name;
+    e.second = vtable.protocol;
+    e.json.clear();
+    detail::TextOut out(e.json);
+    out.literal(R"(,"mn":)");
+    detail::append_json_string(vtable.name, out);
+    out.literal(R"(,"mp":)");
+    detail::append_json_string(vtable.protocol, out);
+  }
+  return e.json;
+}
+
 void append_dump_line(const dumping::Dump& dump, std::uint16_t node_no, std::size_t max_body_size,
                       DumpLineScratch& scratch, std::string& line) {
   scratch.body.clear();
   dumping::append_body(dump, scratch.body);
 
+  // append_line_head's fields in its order, with the recurring texts escaped once.
+  static const std::string kNoGroup;
   detail::TextOut out(line);
-  detail::append_line_head(
-      {
-          .ts = dump.timestamp_ns,
-          .group = dump.group != nullptr ? std::string_view{*dump.group} : std::string_view{},
-          .key = dump.key.get(),
-          .node_no = node_no,
-          .sequence_no = dump.sequence_no,
-          .trace_id = dump.trace_id.raw(),
-          .thread = dump.thread_no,
-          .direction = direction_of(dump),
-          .message_name = dump.vtable->name,
-          .protocol = dump.vtable->protocol,
-          .kind = kind_of(dump),
-      },
-      out);
+  out.literal(R"({"ts":)");
+  detail::append_uint(dump.timestamp_ns, out);
+  out.write(scratch.recurring.group(dump.group != nullptr ? *dump.group : kNoGroup));
+  if (dump.key != nullptr) {
+    out.literal(R"(,"k":)");
+    detail::append_json_string(*dump.key, out);
+  }
+  out.literal(R"(,"n":)");
+  append_uint(node_no, out);
+  out.literal(R"(,"s":)");
+  append_uint(dump.sequence_no, out);
+  out.literal(R"(,"t":)");
+  append_uint(dump.trace_id.raw(), out);
+  out.literal(R"(,"th":)");
+  append_uint(dump.thread_no, out);
+  if (dump.direction == dumping::Direction::In) {
+    out.literal(R"(,"d":"In")");
+  } else {
+    out.literal(R"(,"d":"Out")");
+  }
+  out.write(scratch.recurring.message(*dump.vtable));
+  detail::append_kind_and_body_key(kind_of(dump), out);
 
   // The body's JSON goes straight into the line; the rare one over the limit is taken back out.
   const std::size_t at = out.size();
@@ -345,7 +383,7 @@ DumpRecord to_record(const dumping::Dump& dump, std::uint16_t node_no, std::size
   DumpRecord r;
   r.ts = dump.timestamp_ns;
   r.group = dump.group != nullptr ? *dump.group : std::string{};
-  if (dump.key) r.key = *dump.key;
+  if (dump.key != nullptr) r.key = *dump.key;
   r.node_no = node_no;
   r.sequence_no = dump.sequence_no;
   r.trace_id = dump.trace_id.raw();

@@ -191,7 +191,11 @@ void append_line_head(const LineHead& h, TextOut& out) {
   append_json_string(h.message_name, out);
   out.literal(R"(,"mp":)");
   append_json_string(h.protocol, out);
-  switch (h.kind) {
+  append_kind_and_body_key(h.kind, out);
+}
+
+void append_kind_and_body_key(MessageKind kind, TextOut& out) {
+  switch (kind) {
     case MessageKind::Regular:
       out.literal(R"(,"mk":"Regular","m":)");
       break;

@@ -45,8 +45,7 @@ Task<> exec(Context<Config> ctx) {
   ctx.attach(Signal(SignalKind::Hangup, ReopenDumpFile{}));
 
   auto write_out = [&] {
-    if (writer == nullptr || storage == nullptr) return;
-    writer->submit(storage->drain_chunks());
+    if (writer != nullptr) writer->drain();
   };
 
   while (auto envelope = co_await ctx.recv()) {

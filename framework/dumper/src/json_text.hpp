@@ -193,7 +193,10 @@ struct LineHead {
 };
 
 /// Writes `{"ts":…` up to and including `"m":`; the caller writes the body's JSON, then the tail.
+/// (The file writer's append_dump_line writes the same fields itself, with cached texts.)
 void append_line_head(const LineHead& head, TextOut& out);
+/// The head's last fields: `"mk"` and the body's key `"m":`.
+void append_kind_and_body_key(MessageKind kind, TextOut& out);
 /// Writes the end of a line: `"c"` if there is a correlation id, `}` and the newline.
 void append_line_tail(std::optional<std::uint64_t> correlation_id, TextOut& out);
 

@@ -115,11 +115,11 @@ std::vector<Recorded> run_and_drain(const std::string& config, std::string expec
   auto system = System::start(dumping_topology(true), std::move(options));
   REQUIRE(system.ok());
   CHECK(journal().wait_for_line(expected_done));
-  auto dumps = system->dump_storage()->drain();
+  auto drained = system->dump_storage()->drain();
   system->terminate("test over");
   system->join();
   std::vector<Recorded> out;
-  for (const auto& d : dumps) {
+  for (const auto& d : drained.dumps) {
     if (*d.group == "system.dumpers") continue;
     out.push_back(Recorded{*d.group, d.direction, std::string{d.vtable->name}, d.kind, d.correlation_id, d.trace_id,
                            d.sequence_no, dumping::encode_body(d), d.body_copied, d.timestamp_ns});
@@ -354,12 +354,12 @@ TEST_CASE("one recording thread may fill the whole dump storage, several share i
   CHECK(chunks.size() == 4);  // three full chunks and the start of a fourth, in recording order
   CHECK(chunks[0].size() == dumping::DumpStorage::kChunkSize);
   CHECK(chunks[3].size() == 5);
-  const dumping::Dump* last_recycled = chunks[3].data();
+  const dumping::Dump* last_recycled = chunks[3].dumps.data();
   storage.recycle(std::move(chunks));  // written: the slots are free, the chunks' memory is reused
   REQUIRE(storage.push(dumping::Dump{}));
   auto again = storage.drain_chunks();
   REQUIRE(again.size() == 1);
-  CHECK(again[0].data() == last_recycled);  // the most recently recycled chunk, not a new one
+  CHECK(again[0].dumps.data() == last_recycled);  // the most recently recycled chunk, not a new one
   storage.recycle(std::move(again));
 
   // Two threads at once: together they store exactly the capacity, whatever their share.
@@ -375,4 +375,44 @@ TEST_CASE("one recording thread may fill the whole dump storage, several share i
   CHECK(stored.load() == capacity);
   CHECK(storage.drain().size() == capacity);
   CHECK(storage.counters().lost == 1 + capacity);  // the first loop's last push, then 2 x capacity offered
+}
+
+TEST_CASE("a dump chunk keeps the keys of its dumps alive, one handle per actor", "[core][dumping]") {
+  // Dumps point to their actor's key; the chunk holds it, so a key outlives an actor that stopped
+  // before the writer got to its dumps, and recording takes no reference count per dump.
+  auto tea = std::make_shared<const std::string>("tea");
+  auto milk = std::make_shared<const std::string>("milk");
+  dumping::DumpChunk chunk;
+  for (int i = 0; i < 1000; ++i) {
+    CHECK(chunk.add(i % 2 == 0 ? tea : milk).key == (i % 2 == 0 ? tea.get() : milk.get()));
+  }
+  CHECK(chunk.add(nullptr).key == nullptr);
+  CHECK(chunk.keys.size() == 2);
+  const std::string* const tea_text = tea.get();
+  tea.reset();  // the actor is gone
+  CHECK(*chunk.dumps[0].key == "tea");
+  CHECK(chunk.dumps[0].key == tea_text);
+}
+
+TEST_CASE("the backlog alarm rings once when enough chunks wait, and again after a drain", "[core][dumping]") {
+  constexpr std::size_t kChunk = dumping::DumpStorage::kChunkSize;
+  dumping::DumpStorage storage(1, 10 * kChunk);
+  std::atomic<int> rings{0};
+  storage.set_backlog_alarm(2, [&] { rings.fetch_add(1); });
+  auto push = [&](std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(storage.push(dumping::Dump{}));
+  };
+  push(2 * kChunk - 1);
+  CHECK(rings.load() == 0);  // one full chunk, one nearly full
+  push(1);
+  CHECK(rings.load() == 1);  // the second chunk closed
+  push(2 * kChunk);
+  CHECK(rings.load() == 1);  // once until a drain
+  storage.recycle(storage.drain_chunks());
+  push(2 * kChunk);
+  CHECK(rings.load() == 2);
+  storage.set_backlog_alarm(0, {});
+  storage.recycle(storage.drain_chunks());
+  push(2 * kChunk);
+  CHECK(rings.load() == 2);  // cleared
 }

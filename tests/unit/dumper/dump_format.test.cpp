@@ -38,11 +38,12 @@ std::string pack(const auto& value) {
 }
 
 const std::string kGroup = "sensors";
+const std::string kKey = "7";
 
 dumping::Dump dump_of(Reading reading) {
   dumping::Dump d;
   d.group = &kGroup;
-  d.key = std::make_shared<const std::string>("7");
+  d.key = &kKey;
   d.sequence_no = 4;
   d.timestamp_ns = 1'795'341'600'123'456'789;
   d.trace_id = TraceId{7226239398017728512};
@@ -299,7 +300,7 @@ class RandomDumps {
     const bool valid = chance(50);
     dumping::Dump d;
     d.group = &keep(text(valid));
-    if (chance(70)) d.key = std::make_shared<const std::string>(text(valid));
+    if (chance(70)) d.key = &keep(text(valid));
     d.sequence_no = chance(50) ? below(1000) : any();
     d.timestamp_ns = chance(50) ? 1'795'341'600'000'000'000 + below(1'000'000'000) : any();
     d.trace_id = TraceId{any()};
@@ -311,7 +312,8 @@ class RandomDumps {
     vtable.name = keep(text(valid));
     vtable.protocol = keep(text(valid));
     d.vtable = &vtable;
-    d.encoded = body();  // no envelope: the body is these bytes, as a response's is
+    d.encoded =
+        std::make_unique<const std::string>(body());  // no envelope: the body is these bytes, as a response's is
     return d;
   }
 
@@ -597,8 +599,8 @@ TEST_CASE("the file writer appends lines, reopens after rotation and reports err
     std::vector<dumping::DumpChunk> batch(1);  // one recording thread's chunk
     auto later = dump_of(Reading{"later", 1, {}, {}, {}});
     later.timestamp_ns += 1000;
-    batch[0].push_back(std::move(later));
-    batch[0].push_back(dump_of(Reading{"earlier", 1, {}, {}, {}}));
+    batch[0].dumps.push_back(std::move(later));
+    batch[0].dumps.push_back(dump_of(Reading{"earlier", 1, {}, {}, {}}));
     writer.submit(std::move(batch));
     writer.flush();
     auto lines = read_lines(path);
@@ -609,7 +611,7 @@ TEST_CASE("the file writer appends lines, reopens after rotation and reports err
     std::filesystem::rename(path, path + ".1");  // logrotate moves the file away...
     writer.reopen();                             // ...and signals the dumper
     std::vector<dumping::DumpChunk> next(1);
-    next[0].push_back(dump_of(Reading{"after rotation", 1, {}, {}, {}}));
+    next[0].dumps.push_back(dump_of(Reading{"after rotation", 1, {}, {}, {}}));
     writer.submit(std::move(next));
     writer.flush();
     CHECK(read_lines(path + ".1").size() == 2);
@@ -619,7 +621,7 @@ TEST_CASE("the file writer appends lines, reopens after rotation and reports err
   {
     DumpFileWriter writer(dir.file("no-such-dir/app.dump"), 1, 64 * 1024);
     std::vector<dumping::DumpChunk> batch(1);  // one recording thread's chunk
-    batch[0].push_back(dump_of(Reading{}));
+    batch[0].dumps.push_back(dump_of(Reading{}));
     writer.submit(std::move(batch));
     writer.flush();
     auto stats = writer.stats();
@@ -646,7 +648,7 @@ TEST_CASE("the writer's line is the reference formatter's, byte for byte", "[dum
     const std::string expected = reference::line(dump, node_no, max_body_size);
     line.resize(line.find('\n') + 1);
     append_dump_line(dump, node_no, max_body_size, scratch, line);
-    INFO("dump " << i << ", body bytes " << Catch::Detail::stringify(dump.encoded) << ", limit " << max_body_size);
+    INFO("dump " << i << ", body bytes " << Catch::Detail::stringify(*dump.encoded) << ", limit " << max_body_size);
     REQUIRE(line.substr(line.find('\n') + 1) == expected);
     // The record path (elfin dump --json) writes the same line.
     std::string from_record;
@@ -743,13 +745,14 @@ TEST_CASE("the file writer writes a batch's lines in time order, in 128 KiB writ
     copy.direction = d.direction;
     copy.kind = d.kind;
     copy.vtable = d.vtable;
-    copy.encoded = d.encoded;
+    copy.encoded = std::make_unique<const std::string>(*d.encoded);
     copy.correlation_id = d.correlation_id;
     copies.push_back(std::move(copy));
     auto& chunk = batch[static_cast<std::size_t>(i) % batch.size()];
-    if (!chunk.empty() && chunk.back().timestamp_ns > d.timestamp_ns) d.timestamp_ns = chunk.back().timestamp_ns;
+    if (!chunk.empty() && chunk.dumps.back().timestamp_ns > d.timestamp_ns)
+      d.timestamp_ns = chunk.dumps.back().timestamp_ns;
     copies.back().timestamp_ns = d.timestamp_ns;
-    chunk.push_back(std::move(d));
+    chunk.dumps.push_back(std::move(d));
   }
   std::vector<const dumping::Dump*> expected_order;
   for (std::size_t c = 0; c < batch.size(); ++c) {

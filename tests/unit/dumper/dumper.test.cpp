@@ -146,3 +146,24 @@ TEST_CASE("a dump's storage slot is freed once the writer wrote it, not when it 
   CHECK(storage.push(dump()));
   CHECK_FALSE(storage.push(dump()));
 }
+
+TEST_CASE("the writer drains by itself when dumps pile up faster than its interval takes them", "[dumper]") {
+  // No drain() is asked for: once kBacklogChunks chunks are full, the storage's alarm makes the
+  // writer take them, so a fast stream neither fills the storage nor waits a whole interval.
+  dumper::test::TempDir dir;
+  constexpr std::size_t kChunk = dumping::DumpStorage::kChunkSize;
+  dumping::DumpStorage storage(1, 64 * kChunk);
+  dumper::DumpFileWriter writer(dir.file("backlog.dump"), 1, 1024, &storage);
+  const std::string group = "g";
+  auto dump = [&] {
+    dumping::Dump d;
+    d.group = &group;
+    d.vtable = &vtable_of<ConfigUpdated>();
+    return d;
+  };
+  const std::size_t backlog = dumper::DumpFileWriter::kBacklogChunks * kChunk;
+  for (std::size_t i = 0; i + 1 < backlog; ++i) REQUIRE(storage.push(dump()));
+  CHECK(writer.stats().written == 0);  // one dump short of the alarm: nothing is drained yet
+  REQUIRE(storage.push(dump()));
+  CHECK(dumper::test::eventually([&] { return writer.stats().written == backlog; }));
+}

@@ -26,6 +26,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -78,9 +79,13 @@ enum class Direction : std::uint8_t { In, Out };
 /// One recorded message. The body is one of: a copy of the message's bytes (small trivially
 /// copyable messages, see MessageVTable::copy_for_dump), a shared handle to the sent message, or
 /// (responses, which travel without an envelope) its msgpack encoding made when it was recorded.
-struct Dump {
-  const std::string* group = nullptr;      ///< lives as long as the system
-  std::shared_ptr<const std::string> key;  ///< null for a singleton group
+///
+/// Two cache lines exactly (aligned to one): a recorder writes dumps one after another, and the
+/// writer thread on another core reads them, so every line a dump spans is a line moved between
+/// the cores' caches.
+struct alignas(64) Dump {
+  const std::string* group = nullptr;  ///< lives as long as the system
+  const std::string* key = nullptr;    ///< kept alive by its chunk's `keys`; null for a singleton group
   std::uint64_t sequence_no = 0;
   std::uint64_t timestamp_ns = 0;  ///< unix time
   TraceId trace_id;
@@ -91,7 +96,7 @@ struct Dump {
   const MessageVTable* vtable = nullptr;                        ///< the message's (the request's, for a response)
   alignas(8) std::array<std::byte, kDumpCopyMaxSize> copied{};  ///< the body, when copied
   Envelope message;                                             ///< the body, when it is an envelope's message
-  std::string encoded;                                          ///< the body's msgpack, when it is a response
+  std::unique_ptr<const std::string> encoded;                   ///< the body's msgpack, when it is a response
   std::uint64_t correlation_id = 0;                             ///< links a request and its responses; 0: none
 };
 
@@ -108,7 +113,21 @@ struct DumpingCounters {
 };
 
 /// Dumps one thread recorded, in order: what the storage hands to the dumper and gets back.
-using DumpChunk = std::vector<Dump>;
+///
+/// The chunk owns the actor keys its dumps point to, one handle per key rather than one per dump:
+/// a dump then takes no reference count, whose cache line would otherwise go back and forth
+/// between the recording thread and the writer thread that releases it.
+struct DumpChunk {
+  std::vector<Dump> dumps;
+  std::vector<std::shared_ptr<const std::string>> keys;
+
+  /// A new dump at the end, for `key` (may be null), which the chunk keeps alive.
+  Dump& add(const std::shared_ptr<const std::string>& key);
+  /// What add does to keep `key` alive; the pointer for Dump::key.
+  const std::string* retain(const std::shared_ptr<const std::string>& key);
+  [[nodiscard]] std::size_t size() const { return dumps.size(); }
+  [[nodiscard]] bool empty() const { return dumps.empty(); }
+};
 
 /// Where dumps wait for the dumper: one shard per recording thread (hashed), all sharing one
 /// capacity. A recording thread appends to its shard's chunk, takes free slots from the shared
@@ -118,7 +137,7 @@ using DumpChunk = std::vector<Dump>;
 /// The dumper drains whole chunks and gives them back with `recycle` once written: only then are
 /// their slots free again, so the capacity bounds what waits for the disk too, and their memory
 /// goes back to the recorders instead of being allocated anew. That memory is kept, up to the
-/// capacity's worth (a dump is 152 bytes: 152 MB for the default million), once a burst needed it.
+/// capacity's worth (a dump is 128 bytes: 128 MB for the default million), once a burst needed it.
 class DumpStorage {
  public:
   static constexpr std::size_t kShards = 16;
@@ -129,12 +148,14 @@ class DumpStorage {
   DumpStorage& operator=(const DumpStorage&) = delete;
 
   [[nodiscard]] std::uint16_t node_no() const { return node_no_; }
-  /// Records a dump; false (and counted as lost) when the storage is full.
-  bool push(Dump&& dump);
-  /// Records a dump made in place by `fill(Dump&)` (on a fresh Dump, called only if there is
-  /// room), which spares moving it in; false (and counted as lost) when the storage is full.
+  /// Records a dump of the actor with `key` (null for none: `dump.key` is set from it); false (and
+  /// counted as lost) when the storage is full.
+  bool push(Dump&& dump, const std::shared_ptr<const std::string>& key = nullptr);
+  /// Records a dump of the actor with `key` (null for none) made in place by `fill(Dump&)` (on a
+  /// fresh Dump, called only if there is room), which spares moving it in; false (and counted as
+  /// lost) when the storage is full.
   template <class Fill>
-  bool emplace(Fill&& fill);
+  bool emplace(const std::shared_ptr<const std::string>& key, Fill&& fill);
   /// The unix time in nanoseconds for a dump's `ts`: where the kernel keeps time with the CPU's
   /// time-stamp counter, the TSC anchored to the realtime clock (again at every drain, so it
   /// follows clock adjustments), a third of a precise clock_gettime's cost; clock_gettime elsewhere.
@@ -144,9 +165,14 @@ class DumpStorage {
   [[nodiscard]] std::vector<DumpChunk> drain_chunks();
   /// Destroys the dumps of drained chunks, frees their slots and keeps their memory for reuse.
   void recycle(std::vector<DumpChunk> chunks);
-  /// The drained dumps in one vector, for callers that keep them (tests, tools): their slots are
+  /// The drained dumps in one chunk, for callers that keep them (tests, tools): their slots are
   /// free at once, as the storage no longer holds them.
-  [[nodiscard]] std::vector<Dump> drain();
+  [[nodiscard]] DumpChunk drain();
+  /// Calls `alarm` (on a recording thread) when `chunks` full chunks wait for a drain, once until
+  /// the next drain: how the writer learns that dumps come faster than its interval drains them,
+  /// and drains before they fill the storage and fall out of the caches. An empty `alarm` clears
+  /// it; when this returns, no call of the previous alarm is running.
+  void set_backlog_alarm(std::size_t chunks, std::function<void()> alarm);
   /// Counts a dump a group's rate limit dropped (in the calling thread's shard: no shared line).
   void count_limited();
   [[nodiscard]] DumpingCounters counters() const;
@@ -169,6 +195,8 @@ class DumpStorage {
   Dump* next_slot(Shard& shard);
   /// Counts the dump `next_slot` gave and closes a chunk it filled (the shard's lock held).
   void commit_slot(Shard& shard);
+  /// Counts a chunk closed and rings the backlog alarm at its threshold.
+  void count_closed_chunk();
   /// Takes up to kChunkSize free slots for `shard` (its lock held); false if none are left.
   bool take_credit(Shard& shard);
   /// Sets the TSC's offset to the realtime clock (when the TSC is used).
@@ -185,15 +213,21 @@ class DumpStorage {
   // unix ns = clock_offset_ + the TSC in ns; relaxed: one word, any recent value will do.
   std::atomic<std::uint64_t> clock_offset_{0};
   std::uint16_t node_no_;
+  // Chunks closed since the last drain; relaxed: a hint for the alarm, touched once per chunk.
+  std::atomic<std::size_t> closed_chunks_{0};
+  std::mutex alarm_mu_;                   // held while the alarm is set or rung, so clearing it waits for a ring
+  std::function<void()> alarm_;           // guarded by alarm_mu_
+  std::atomic<std::size_t> alarm_at_{0};  // 0: no alarm; relaxed: read once per chunk
 };
 
 template <class Fill>
-bool DumpStorage::emplace(Fill&& fill) {
+bool DumpStorage::emplace(const std::shared_ptr<const std::string>& key, Fill&& fill) {
   Shard& shard = own_shard();
   {
     std::lock_guard lock(shard.mu);
     if (Dump* slot = next_slot(shard)) {
       std::forward<Fill>(fill)(*slot);
+      slot->key = shard.current.retain(key);
       commit_slot(shard);
       return true;
     }

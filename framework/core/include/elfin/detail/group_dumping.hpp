@@ -41,8 +41,8 @@ class GroupDumping {
  private:
   /// `admit` at the coarse clock's time, counting a dropped dump as limited.
   bool admit_or_count(std::uint64_t& sequence_no);
-  /// Fills in what every dump has: the recorder's identity, the sequence number, the time.
-  void fill_common(ActorCell& cell, dumping::Dump& dump, std::uint64_t sequence_no) const;
+  /// Fills in what every dump has: the group, the sequence number, the time, the thread.
+  void fill_common(dumping::Dump& dump, std::uint64_t sequence_no) const;
 
   dumping::DumpStorage* storage_ = nullptr;
   const std::string* group_name_ = nullptr;

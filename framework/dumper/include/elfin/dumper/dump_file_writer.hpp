@@ -1,11 +1,18 @@
 // DumpFileWriter: the dump file, serialized and written by a thread of its own, so that actor
 // threads never wait for the disk or spend time formatting JSON.
 //
-// The dumper actor hands over drained batches; the writer turns them into lines, appends them to
-// the file (O_APPEND, so logrotate's copytruncate is safe) and counts what it wrote. `reopen`
-// (SIGHUP, ReopenDumpFile) takes its turn in the queue: batches submitted before it go to the old
-// file, later ones to the new one. A failed open or write is kept as `last_error`, the batch is
-// counted lost, and the next batch tries again.
+// The writer drains the storage itself: when the dumper actor asks (`drain`, every write interval,
+// before a reopen, on FlushDumps) and when the storage's backlog alarm says chunks pile up faster
+// than the interval takes them. Only this thread drains, so one thread's dumps reach the file in
+// the order it recorded them. Draining on the alarm keeps the dumps waiting few enough to stay in
+// the caches (the memory of written chunks goes back to the recorders warm), where an interval
+// alone lets a fast stream fill the storage with cold memory, or lose dumps.
+//
+// The writer turns a batch into lines, appends them to the file (O_APPEND, so logrotate's
+// copytruncate is safe) and counts what it wrote. `reopen` (SIGHUP, ReopenDumpFile) takes its turn
+// in the queue: what was drained before it goes to the old file, the rest to the new one. A failed
+// open or write is kept as `last_error`, the batch is counted lost, and the next batch tries again.
+// `submit` hands over a batch drained elsewhere (tests, tools).
 //
 // A batch is the chunks of one drain. Its dumps keep their slots in the DumpStorage until the
 // writer is done with them and recycles the chunks: the storage's capacity bounds what waits for
@@ -47,7 +54,11 @@ class DumpFileWriter {
     std::string last_error;  ///< empty once a write succeeds again
   };
 
-  /// `storage` (may be null) gets the chunks of every written or lost batch back.
+  /// Full chunks waiting in the storage that make the writer drain before the next `drain`.
+  static constexpr std::size_t kBacklogChunks = 16;
+
+  /// `storage` (may be null: then only `submit` gives work) is drained by this writer and gets the
+  /// chunks of every written or lost batch back.
   DumpFileWriter(std::string path, std::uint16_t node_no, std::size_t max_body_size,
                  dumping::DumpStorage* storage = nullptr);
   DumpFileWriter(const DumpFileWriter&) = delete;
@@ -55,6 +66,8 @@ class DumpFileWriter {
   /// Writes everything handed over, then stops.
   ~DumpFileWriter();
 
+  /// Drains the storage and writes what it held (in its turn after the steps before).
+  void drain();
   void submit(std::vector<dumping::DumpChunk> batch);
   void reopen();
   void set_max_body_size(std::size_t max_body_size);
@@ -80,14 +93,17 @@ class DumpFileWriter {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  // One step of the writer: a batch to write, or a reopen (in submission order).
+  // One step of the writer, in submission order: a batch to write, a drain, or a reopen.
+  enum class StepKind : std::uint8_t { Batch, Drain, Reopen };
   struct Step {
     std::vector<dumping::DumpChunk> batch;
-    bool reopen = false;
+    StepKind kind = StepKind::Batch;
   };
+  void push_step(Step step);
   std::deque<Step> queue_;       // guarded by mu_
   std::size_t max_body_size_;    // guarded by mu_
   bool stopping_ = false;        // guarded by mu_
+  bool backlog_ = false;         // guarded by mu_: the storage's alarm rang
   std::uint64_t submitted_ = 0;  // batches; guarded by mu_
   std::uint64_t completed_ = 0;  // batches; guarded by mu_
   Stats stats_;                  // guarded by mu_

@@ -14,6 +14,7 @@
 // Thread safety: pure functions; a DumpLineScratch belongs to one thread at a time.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -36,10 +37,36 @@ inline constexpr std::size_t kMaxBodyNesting = 100;
 /// boundary) and the marker `…<truncated: N bytes>`.
 [[nodiscard]] std::string truncate_body(std::string json, std::size_t max_size);
 
+/// The JSON of texts that recur from line to line (a group's name; a message type's name and
+/// protocol), escaped once. An entry is found by the address of what it was made from and then
+/// checked against that text: an address may come to hold another text (a freed string's).
+class RecurringJson {
+ public:
+  /// `,"g":<group>` for `group`.
+  [[nodiscard]] std::string_view group(const std::string& group);
+  /// `,"mn":<name>,"mp":<protocol>` for `vtable`.
+  [[nodiscard]] std::string_view message(const MessageVTable& vtable);
+
+ private:
+  struct Entry {
+    const void* source = nullptr;
+    std::string first;   // the text(s) the JSON was made from
+    std::string second;  //
+    std::string json;
+  };
+  static constexpr std::size_t kEntries = 64;  // direct-mapped by address: a node has few groups and types
+  [[nodiscard]] static std::size_t slot(const void* source) {
+    return (reinterpret_cast<std::uintptr_t>(source) >> 4) % kEntries;
+  }
+  std::array<Entry, kEntries> groups_;
+  std::array<Entry, kEntries> messages_;
+};
+
 /// The memory `append_dump_line` reuses from one dump to the next.
 struct DumpLineScratch {
   std::string body;  ///< the body's msgpack
   std::string text;  ///< JSON being rewritten: a non-string map key, the start of a cut body
+  RecurringJson recurring;
 };
 
 /// Appends the dump-file line of `dump` (one JSON object and a newline, as `append_json_line`

@@ -6,11 +6,13 @@
 //
 //   [system.dumpers]
 //   path = "/var/log/app/app.dump"   # required; appended to, one JSON object per line
-//   write_interval = "500ms"         # how often recorded dumps are drained and written
+//   write_interval = "500ms"         # how often recorded dumps are drained and written (sooner
+//                                    # when 16 chunks of 1024 dumps wait)
 //   max_body_size = "64KiB"          # longer message bodies are cut and marked
 //
-// Every `write_interval` the dumper takes what threads recorded (a swap per shard) and hands it to
-// its writer thread, which formats and appends; actor threads never wait for the disk. SIGHUP or a
+// Every `write_interval`, and whenever 16 full chunks of dumps wait, the dumper's writer thread
+// takes what threads recorded (a swap per shard), formats and appends; actor threads never wait
+// for the disk. SIGHUP or a
 // `ReopenDumpFile` message reopens the file after rotation (logrotate: move the file, then signal).
 // On termination (the dumper stops after user groups) the last dumps are written before it exits.
 //

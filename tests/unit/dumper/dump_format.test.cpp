@@ -14,6 +14,7 @@
 #include <elfin/dumper/dump_format.hpp>
 #include <elfin/dumping.hpp>
 #include <elfin/envelope.hpp>
+#include <elfin/messages.hpp>
 
 #include "dumper_test_support.hpp"
 
@@ -686,6 +687,23 @@ TEST_CASE("a dump of a real message: Hidden fields stay hidden, the body is cut 
     CHECK(line_of(dump, 3, limit) == reference::line(dump, 3, limit));
   }
   CHECK(line_of(dump, 3, 1024).find(R"("token":"<hidden>")") != std::string::npos);
+}
+
+TEST_CASE("a dumped UpdateConfig shows the config table, while the wire still carries its bytes", "[dumper][format]") {
+  auto config = AnyConfig::from_toml("rounds = 5\n[limits]\nname = \"x\"\n");
+  REQUIRE(config.ok());
+  dumping::Dump d = dump_of(Reading{});
+  d.vtable = &vtable_of<UpdateConfig>();
+  d.message = Envelope::make(UpdateConfig{*config}, Addr{}, d.trace_id);
+  CHECK(line_of(d, 1, 64 * 1024).find(R"("m":{"config":{"limits":{"name":"x"},"rounds":5}})") != std::string::npos);
+
+  // Outside a dump the table travels as binary, and decodes back to itself.
+  const std::string wire = pack(UpdateConfig{*config});
+  const auto object = msgpack::unpack(wire.data(), wire.size());
+  REQUIRE(object->type == msgpack::type::MAP);
+  REQUIRE(object->via.map.size == 1);
+  CHECK(object->via.map.ptr[0].val.type == msgpack::type::BIN);
+  CHECK(object->as<UpdateConfig>().config == *config);
 }
 
 TEST_CASE("ordering by time merges sorted runs as a stable sort would", "[dumper][writer]") {

@@ -34,6 +34,7 @@
 
 #include <msgpack.hpp>
 
+#include <elfin/detail/dump_encoding.hpp>
 #include <elfin/duration.hpp>
 #include <elfin/message.hpp>
 #include <elfin/result.hpp>
@@ -121,10 +122,13 @@ class AnyConfig {
   /// Equal content; where the keys were written does not matter.
   friend bool operator==(const AnyConfig& a, const AnyConfig& b) { return *a.bytes_ == *b.bytes_; }
 
+  /// On the wire: the table's msgpack as binary. In a dump: the table itself, so that dumps of
+  /// UpdateConfig show `{"config":{"rounds":5}}` rather than its bytes as numbers.
   template <class Packer>
   void msgpack_pack(Packer& pk) const {
-    pk.pack_bin(static_cast<std::uint32_t>(bytes_->size()));
-    pk.pack_bin_body(bytes_->data(), static_cast<std::uint32_t>(bytes_->size()));
+    const auto size = static_cast<std::uint32_t>(bytes_->size());
+    if (!dumping::encoding_for_dump()) pk.pack_bin(size);
+    pk.pack_bin_body(bytes_->data(), size);  // appends the bytes as they are: in a dump, the map
   }
   void msgpack_unpack(const msgpack::object& o);
 

@@ -36,6 +36,7 @@
 #include <msgpack.hpp>
 
 #include <elfin/config.hpp>
+#include <elfin/detail/dump_encoding.hpp>
 #include <elfin/detail/spin_lock.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/trace_id.hpp>
@@ -53,14 +54,7 @@ struct DumpingConfig {
   ELFIN_CONFIG(disabled, max_rate);
 };
 
-namespace detail {
-inline thread_local bool t_encoding_for_dump = false;
-}
-
 namespace dumping {
-
-/// True while this thread encodes a message body for a dump.
-[[nodiscard]] inline bool encoding_for_dump() { return elfin::detail::t_encoding_for_dump; }
 
 /// Marks the encoding done in its lifetime as "for a dump" (Hidden fields show "<hidden>").
 class DumpEncodingScope {

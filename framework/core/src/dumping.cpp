@@ -144,12 +144,11 @@ Dump* DumpStorage::next_slot(Shard& shard) {
   return &shard.current.dumps.emplace_back();
 }
 
-void DumpStorage::commit_slot(Shard& shard) {
-  if (shard.current.dumps.size() == kChunkSize) {
-    shard.full.push_back(std::exchange(shard.current, DumpChunk{}));
-    count_closed_chunk();
-  }
+bool DumpStorage::commit_slot(Shard& shard) {
   shard.emitted.store(shard.emitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (shard.current.dumps.size() < kChunkSize) return false;
+  shard.full.push_back(std::exchange(shard.current, DumpChunk{}));
+  return true;
 }
 
 void DumpStorage::count_closed_chunk() {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -125,7 +126,7 @@ bool DumpFileWriter::ensure_open() {
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ >= 0) return true;
   std::lock_guard lock(mu_);
-  stats_.last_error = fmt::format("{}: cannot open the dump file: {}", path_, std::strerror(errno));
+  stats_.last_error = fmt::format("{}: cannot open the dump file: {}", path_, std::generic_category().message(errno));
   return false;
 }
 
@@ -146,7 +147,7 @@ void DumpFileWriter::write_batch(const std::vector<dumping::DumpChunk>& batch, s
       ssize_t n = ::write(fd_, left.data(), left.size());
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
-        error = fmt::format("{}: cannot write the dump file: {}", path_, std::strerror(errno));
+        error = fmt::format("{}: cannot write the dump file: {}", path_, std::generic_category().message(errno));
         break;
       }
       left.remove_prefix(static_cast<std::size_t>(n));

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <system_error>
 #include <thread>
 #include <tuple>
 
@@ -36,7 +37,7 @@ void take_line(std::string_view line, const std::string& file, std::uint64_t lin
 }
 
 std::string os_error(std::string_view what, const std::string& file) {
-  return fmt::format("{}: cannot {}: {}", file, what, std::strerror(errno));
+  return fmt::format("{}: cannot {}: {}", file, what, std::generic_category().message(errno));
 }
 
 }  // namespace

@@ -121,7 +121,7 @@ inline std::size_t count_digits(std::uint64_t value) {
 }
 
 /// Writes the two digits of `value` (below 100) at `p`.
-inline void write_pair(char* p, std::uint32_t value) { std::memcpy(p, kDigitPairs + 2 * value, 2); }
+inline void write_pair(char* p, std::uint32_t value) { std::memcpy(p, kDigitPairs + std::size_t{2} * value, 2); }
 
 /// Writes the decimal digits of `value` at `p` (room for 20) and returns their end. From the end:
 /// eight digits at a time while the number is large (32-bit arithmetic, four independent pairs:

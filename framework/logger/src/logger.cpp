@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -41,7 +42,8 @@ class Sink {
     if (config.path.empty()) throw std::invalid_argument{"[system.loggers] sink = \"file\" needs a path"};
     int fd = ::open(config.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) {
-      throw std::runtime_error{fmt::format("{}: cannot open the log file: {}", config.path, std::strerror(errno))};
+      throw std::runtime_error{
+          fmt::format("{}: cannot open the log file: {}", config.path, std::generic_category().message(errno))};
     }
     fd_ = fd;
     owned_ = true;

@@ -73,7 +73,7 @@ class ActorGroup {
   /// `ctx.set_restart_policy` override it. `RestartPolicy::never()` unless set.
   [[nodiscard]] ActorGroup restart_policy(RestartPolicy policy) const {
     ActorGroup copy = *this;
-    copy.traits_.restart = std::move(policy);
+    copy.traits_.restart = policy;
     return copy;
   }
   [[nodiscard]] ActorGroup termination_policy(TerminationPolicy policy) const {

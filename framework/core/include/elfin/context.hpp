@@ -148,7 +148,7 @@ class Context {
   void terminate_system(std::string reason) { detail::terminate_system(cell_->group().system(), std::move(reason)); }
   /// Overrides the group's restart policy (config, else blueprint) for this lifecycle only; a
   /// restarted actor starts with the group's again. `std::nullopt` restores the group's now.
-  void set_restart_policy(std::optional<RestartPolicy> policy) { cell_->set_restart_override(std::move(policy)); }
+  void set_restart_policy(std::optional<RestartPolicy> policy) { cell_->set_restart_override(policy); }
   /// Why this lifecycle began: a first start for the key, or a restart (and which attempt).
   [[nodiscard]] const ActorStartInfo& start_info() const { return cell_->start_info(); }
   /// Overrides this actor's mailbox capacity (the group's config sets the default).

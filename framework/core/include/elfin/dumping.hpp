@@ -18,8 +18,8 @@
 // Every dump takes the group's next sequence number, even one then dropped by the rate limit, so a
 // gap in a group's `s` values shows where dumps are missing.
 //
-// Thread safety: `DumpStorage::push` from any thread, `drain` and `counters` from any one thread at a
-// time (the dumper); `Hidden` is a value type.
+// Thread safety: `DumpStorage::push`, `emplace`, `set_backlog_alarm` and `counters` from any thread,
+// `drain*` and `recycle` from one thread at a time (the dumper's writer); `Hidden` is a value type.
 #pragma once
 
 #include <array>
@@ -177,7 +177,8 @@ class DumpStorage {
     DumpChunk current;            // guarded by mu; no capacity until the next append needs one
     std::vector<DumpChunk> full;  // guarded by mu
     std::size_t credit = 0;       // guarded by mu: slots taken from free_slots_, not used yet
-    // Written under mu (so a load and a store, no read-modify-write), read by counters() without.
+    // Read by counters() without mu. `emitted`, on every dump, is written under mu as a load and a
+    // store (no read-modify-write); the other two, on the paths that drop a dump, are added to.
     std::atomic<std::uint64_t> emitted{0};
     std::atomic<std::uint64_t> lost{0};
     std::atomic<std::uint64_t> limited{0};
@@ -187,8 +188,9 @@ class DumpStorage {
   Shard& own_shard();
   /// A fresh dump at the end of `shard`'s chunk (its lock held), or null when the storage is full.
   Dump* next_slot(Shard& shard);
-  /// Counts the dump `next_slot` gave and closes a chunk it filled (the shard's lock held).
-  void commit_slot(Shard& shard);
+  /// Counts the dump `next_slot` gave and closes a chunk it filled (the shard's lock held); true
+  /// if it closed one.
+  bool commit_slot(Shard& shard);
   /// Counts a chunk closed and rings the backlog alarm at its threshold.
   void count_closed_chunk();
   /// Takes up to kChunkSize free slots for `shard` (its lock held); false if none are left.
@@ -217,17 +219,20 @@ class DumpStorage {
 template <class Fill>
 bool DumpStorage::emplace(const std::shared_ptr<const std::string>& key, Fill&& fill) {
   Shard& shard = own_shard();
+  bool closed_chunk = false;
   {
     std::lock_guard lock(shard.mu);
     if (Dump* slot = next_slot(shard)) {
       std::forward<Fill>(fill)(*slot);
       slot->key = shard.current.retain(key);
-      commit_slot(shard);
-      return true;
+      closed_chunk = commit_slot(shard);
+    } else {
+      shard.lost.fetch_add(1, std::memory_order_relaxed);
+      return false;
     }
   }
-  shard.lost.fetch_add(1, std::memory_order_relaxed);
-  return false;
+  if (closed_chunk) count_closed_chunk();  // outside the shard's lock: it may wake the writer
+  return true;
 }
 
 /// A small number naming the calling thread in dumps (`th`); stable for the thread's life.

@@ -116,7 +116,7 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
 
   /// This lifecycle's restart policy override (`ctx.set_restart_policy`); nullopt: the group's.
   [[nodiscard]] const std::optional<RestartPolicy>& restart_override() const { return restart_override_; }
-  void set_restart_override(std::optional<RestartPolicy> policy) { restart_override_ = std::move(policy); }
+  void set_restart_override(std::optional<RestartPolicy> policy) { restart_override_ = policy; }
   [[nodiscard]] const ActorStartInfo& start_info() const { return start_info_; }
   [[nodiscard]] RestartBackoff& backoff() { return backoff_; }
   /// When the current lifecycle started, on the system's (possibly virtual) clock.

@@ -78,8 +78,10 @@ class SeriesHistogram {
   /// telemetry::kBuckets in nanoseconds (every bound is a whole number of them).
   static constexpr std::array<std::uint64_t, telemetry::kBuckets.size()> kBoundsNs = [] {
     std::array<std::uint64_t, telemetry::kBuckets.size()> out{};
-    for (std::size_t i = 0; i < out.size(); ++i)
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      // NOLINTNEXTLINE(bugprone-incorrect-roundings): constexpr (llround is not); every bound is positive
       out[i] = static_cast<std::uint64_t>(telemetry::kBuckets[i] * 1e9 + 0.5);
+    }
     return out;
   }();
 

@@ -35,7 +35,7 @@ namespace elfin::dumper {
 struct Config {
   std::string path;
   std::chrono::milliseconds write_interval{500};
-  ByteSize max_body_size{64 * 1024};
+  ByteSize max_body_size{std::uint64_t{64} * 1024};
   ELFIN_CONFIG(path, write_interval, max_body_size);
 };
 

@@ -137,19 +137,9 @@ DumpChunk DumpStorage::empty_chunk() {
 
 DumpStorage::Shard& DumpStorage::own_shard() { return shards_[thread_no() % kShards]; }
 
-Dump* DumpStorage::next_slot(Shard& shard) {
-  if (shard.credit == 0 && !take_credit(shard)) return nullptr;
-  --shard.credit;
-  if (shard.current.dumps.capacity() == 0) shard.current = empty_chunk();  // once per kChunkSize dumps
-  return &shard.current.dumps.emplace_back();
-}
+void DumpStorage::close_chunk(Shard& shard) { shard.full.push_back(std::exchange(shard.current, DumpChunk{})); }
 
-bool DumpStorage::commit_slot(Shard& shard) {
-  shard.emitted.store(shard.emitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  if (shard.current.dumps.size() < kChunkSize) return false;
-  shard.full.push_back(std::exchange(shard.current, DumpChunk{}));
-  return true;
-}
+void DumpStorage::start_chunk(Shard& shard) { shard.current = empty_chunk(); }
 
 void DumpStorage::count_closed_chunk() {
   const std::size_t at = alarm_at_.load(std::memory_order_relaxed);

@@ -186,11 +186,16 @@ class DumpStorage {
 
   /// The calling thread's shard.
   Shard& own_shard();
+  // next_slot and commit_slot are inline (below): with the fill visible around them, the compiler
+  // writes each field of a fresh dump once instead of zeroing the record and then filling it.
   /// A fresh dump at the end of `shard`'s chunk (its lock held), or null when the storage is full.
   Dump* next_slot(Shard& shard);
   /// Counts the dump `next_slot` gave and closes a chunk it filled (the shard's lock held); true
   /// if it closed one.
   bool commit_slot(Shard& shard);
+  /// The slow paths of next_slot and commit_slot, once per kChunkSize dumps.
+  void start_chunk(Shard& shard);
+  void close_chunk(Shard& shard);
   /// Counts a chunk closed and rings the backlog alarm at its threshold.
   void count_closed_chunk();
   /// Takes up to kChunkSize free slots for `shard` (its lock held); false if none are left.
@@ -215,6 +220,20 @@ class DumpStorage {
   std::function<void()> alarm_;           // guarded by alarm_mu_
   std::atomic<std::size_t> alarm_at_{0};  // 0: no alarm; relaxed: read once per chunk
 };
+
+inline Dump* DumpStorage::next_slot(Shard& shard) {
+  if (shard.credit == 0 && !take_credit(shard)) return nullptr;
+  --shard.credit;
+  if (shard.current.dumps.capacity() == 0) start_chunk(shard);
+  return &shard.current.dumps.emplace_back();
+}
+
+inline bool DumpStorage::commit_slot(Shard& shard) {
+  shard.emitted.store(shard.emitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (shard.current.dumps.size() < kChunkSize) return false;
+  close_chunk(shard);
+  return true;
+}
 
 template <class Fill>
 bool DumpStorage::emplace(const std::shared_ptr<const std::string>& key, Fill&& fill) {

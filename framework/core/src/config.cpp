@@ -196,9 +196,10 @@ Result<AnyConfig, std::string> AnyConfig::from_toml(std::string_view toml_text, 
 
 Result<AnyConfig, std::string> AnyConfig::from_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in)
+  if (!in) {
     return Err{fmt::format("{}: cannot read the config file: {}", path,
                            std::error_code(errno, std::generic_category()).message())};
+  }
   std::ostringstream text;
   text << in.rdbuf();
   return from_toml(text.str(), path);

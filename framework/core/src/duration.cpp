@@ -130,7 +130,7 @@ Result<ByteSize, std::string> parse_size(std::string_view text) {
   auto factor = factor_of(kSizeUnits, part->unit);
   if (!factor) return bad(fmt::format("unknown unit \"{}\"", part->unit));
   double bytes = std::round(part->number * *factor);
-  if (bytes > static_cast<double>(std::numeric_limits<std::uint64_t>::max() / 2)) return bad("too large");
+  if (bytes > static_cast<double>(std::numeric_limits<std::uint64_t>::max()) / 2) return bad("too large");
   return ByteSize{static_cast<std::uint64_t>(bytes)};
 }
 

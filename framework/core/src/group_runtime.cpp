@@ -22,7 +22,7 @@ GroupRuntime::GroupRuntime(GroupInit init, GroupTraits traits)
       group_no_(init.group_no),
       addr_(init.addr),
       entrypoint_(init.entrypoint),
-      traits_(std::move(traits)),
+      traits_(traits),
       mailbox_capacity_(traits_.mailbox_capacity != 0 ? traits_.mailbox_capacity : Mailbox::kDefaultCapacity) {}
 
 GroupRuntime::~GroupRuntime() = default;
@@ -36,7 +36,7 @@ Result<GroupRuntime::SystemConfig, std::string> GroupRuntime::decode_system_conf
   out.mailbox_capacity = config.mailbox_capacity();
   auto restart = decode_restart_policy(config);
   if (!restart) return Err{std::move(restart).error()};
-  out.restart_policy = std::move(*restart);
+  out.restart_policy = *restart;
   auto dumping = config.section("system.dumping").decode<DumpingConfig>();
   if (!dumping) return Err{"system.dumping: " + std::move(dumping).error()};
   out.dumping = *dumping;

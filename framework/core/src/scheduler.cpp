@@ -57,11 +57,12 @@ Scheduler::~Scheduler() { stop(); }
 
 void Scheduler::start() {
   threads_.reserve(workers_.size());
-  for (auto& w : workers_)
+  for (auto& w : workers_) {
     threads_.emplace_back([this, worker = w.get()] {
       name_this_thread("elfin-worker-" + std::to_string(worker->index));
       worker_main(*worker);
     });
+  }
 }
 
 void Scheduler::stop() {

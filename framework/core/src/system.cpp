@@ -118,6 +118,7 @@ Result<Prepared, std::string> prepare(const Topology& topology, StartOptions opt
   }
   if (!problems.empty()) return Err{"cannot start the system:" + join_lines(problems)};
   std::vector<std::string> names;
+  names.reserve(decls.size());
   for (const auto& decl : decls) names.push_back(decl.name);
   ConfigReport shape = check_config_document(config, names);
   if (!shape.ok()) return Err{"cannot start the system:" + join_lines(shape.errors)};

@@ -1,5 +1,6 @@
 #include <elfin/detail/telemetry_clock.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <mutex>
 #include <string>
@@ -54,7 +55,7 @@ void calibrate_telemetry_clock() {
     const double ns_per_tick =
         static_cast<double>(end.steady_ns - start.steady_ns) / static_cast<double>(end.tsc - start.tsc);
     static TscCalibration calibration;
-    calibration.ns_per_tick_q32 = static_cast<std::uint64_t>(ns_per_tick * 4294967296.0 + 0.5);
+    calibration.ns_per_tick_q32 = static_cast<std::uint64_t>(std::llround(ns_per_tick * 4294967296.0));
     g_tsc_calibration.store(&calibration, std::memory_order_release);
 #endif
   });

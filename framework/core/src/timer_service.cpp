@@ -26,11 +26,12 @@ TimerService::TimerId TimerService::schedule_at(TimePoint when, std::function<vo
     wake = queue_.empty() || Key{when, id} < queue_.begin()->first;
     queue_.emplace(Key{when, id}, std::move(fire));
     deadlines_.emplace(id, when);
-    if (!virtual_ && !thread_.joinable())
+    if (!virtual_ && !thread_.joinable()) {
       thread_ = std::thread([this] {
         name_this_thread("elfin-timers");
         thread_main();
       });
+    }
   }
   if (wake && !virtual_) cv_.notify_one();
   return id;

@@ -357,9 +357,10 @@ Result<TopologyFile, std::string> parse_topology_file(std::string_view toml_text
 
 Result<TopologyFile, std::string> load_topology_file(const std::string& path, const BlueprintRegistry& registry) {
   std::ifstream in(path, std::ios::binary);
-  if (!in)
+  if (!in) {
     return Err{fmt::format("{}: cannot read the topology file: {}", path,
                            std::error_code(errno, std::generic_category()).message())};
+  }
   std::ostringstream text;
   text << in.rdbuf();
   const auto dir = std::filesystem::path(path).parent_path();

@@ -132,7 +132,7 @@ int run_dump_command(const DumpCommand& command, std::FILE* out, std::FILE* err,
   if (!command.json) table.append_header(text);
   for (const auto& record : *records) {
     command.json ? append_json_line(record, text) : table.append_row(record, text);
-    if (text.size() > 64 * 1024) {
+    if (text.size() > std::size_t{64} * 1024) {
       write(out, text);
       text.clear();
     }

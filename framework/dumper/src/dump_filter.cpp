@@ -77,14 +77,14 @@ std::optional<std::uint64_t> parse_rfc3339(std::string_view text) {
     if (!take_number(text, 2, offset_hours) || !take_char(text, ':') || !take_number(text, 2, offset_minutes)) {
       return std::nullopt;
     }
-    offset_seconds = sign * (offset_hours * 3600 + offset_minutes * 60);
+    offset_seconds = std::int64_t{sign} * (std::int64_t{offset_hours} * 3600 + std::int64_t{offset_minutes} * 60);
   }
   if (!text.empty()) return std::nullopt;
   std::chrono::year_month_day date{std::chrono::year{year}, std::chrono::month{month}, std::chrono::day{day}};
   if (!date.ok() || hour > 23 || minute > 59 || second > 60) return std::nullopt;
   auto days = std::chrono::sys_days{date}.time_since_epoch();
-  auto seconds = std::chrono::duration_cast<std::chrono::seconds>(days).count() + hour * 3600 + minute * 60 + second -
-                 offset_seconds;
+  auto seconds = std::chrono::duration_cast<std::chrono::seconds>(days).count() + std::int64_t{hour} * 3600 +
+                 std::int64_t{minute} * 60 + second - offset_seconds;
   if (seconds < 0) return std::nullopt;
   return static_cast<std::uint64_t>(seconds) * 1'000'000'000 + static_cast<std::uint64_t>(nanos);
 }

@@ -37,7 +37,7 @@ MetricsEndpoint::MetricsEndpoint(const std::string& listen, std::shared_ptr<prom
   } catch (const std::exception& e) {
     throw std::runtime_error{fmt::format("cannot serve metrics on {}: {}", listen, e.what())};
   }
-  exposer_->RegisterCollectable(std::move(collectable));
+  exposer_->RegisterCollectable(collectable);  // it keeps a weak reference: the owner keeps it alive
   const auto ports = exposer_->GetListeningPorts();
   port_ = ports.empty() ? 0 : static_cast<std::uint16_t>(ports.front());
 }

@@ -230,6 +230,7 @@ TEST_CASE("three nodes: a group on two nodes gets each message once (unicast) or
     auto client = start_client(dir, {&server2, &server3}, {2, 3}, "unicast");
     // Once node 2 has answered it is connected, and from then on it gets every Add.
     REQUIRE(wait_for(server2, "hits = 1 (+1)"));
+    REQUIRE(wait_for(client, "counter hits = "));  // the answer's line may come a moment after the server's
     const auto server2_mark = server2.process.mark();
     const auto server3_mark = server3.process.mark();
     const auto client_mark = client.process.mark();

@@ -62,7 +62,18 @@ void SystemCore::add_shutdown_hook(std::function<void()> hook) {
   shutdown_hooks_.push_back(std::move(hook));
 }
 
+void SystemCore::add_scrape_collector(ScrapeCollector collect) {
+  std::lock_guard lock(collectors_mu_);
+  scrape_collectors_.push_back(std::move(collect));
+}
+
+std::vector<ScrapeCollector> SystemCore::scrape_collectors() const {
+  std::lock_guard lock(collectors_mu_);
+  return scrape_collectors_;
+}
+
 void on_system_shutdown(SystemCore& system, std::function<void()> hook) { system.add_shutdown_hook(std::move(hook)); }
+void on_scrape(SystemCore& system, ScrapeCollector collect) { system.add_scrape_collector(std::move(collect)); }
 void set_remote_router(SystemCore& system, RemoteRouter* router) { system.set_remote_router(router); }
 std::uint16_t node_no_of(const SystemCore& system) { return system.node_no(); }
 GroupRuntime* find_group(const SystemCore& system, std::string_view name) { return system.find_group(name); }
@@ -440,6 +451,8 @@ std::vector<MetricSample> scrape(const detail::GroupRuntime& any_group) {
     counter("elfin_limited_dumps_total", static_cast<double>(c.limited));
     counter("elfin_lost_dumps_total", static_cast<double>(c.lost));
   }
+  // Batteries' series (the network's per-peer traffic): read at scrape time, like the above.
+  for (const auto& collect : system.scrape_collectors()) collect(samples);
   return samples;
 }
 

@@ -29,12 +29,12 @@
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/metrics_storage.hpp>
 #include <elfin/detail/system_hooks.hpp>
-#include <elfin/dumping.hpp>
 #include <elfin/detail/targets.hpp>
 #include <elfin/detail/timer_service.hpp>
+#include <elfin/dumping.hpp>
 #include <elfin/envelope.hpp>
-#include <elfin/logging.hpp>
 #include <elfin/errors.hpp>
+#include <elfin/logging.hpp>
 #include <elfin/system.hpp>
 
 #include "address_book.hpp"
@@ -100,6 +100,9 @@ class SystemCore {
                                                 const std::function<std::shared_ptr<void>()>& make);
   void set_remote_router(RemoteRouter* router) { remote_router_.store(router, std::memory_order_release); }
   void add_shutdown_hook(std::function<void()> hook);
+  void add_scrape_collector(ScrapeCollector collect);
+  /// The batteries' collectors (a copy: they run without the lock, so one may be added meanwhile).
+  [[nodiscard]] std::vector<ScrapeCollector> scrape_collectors() const;
   /// Terminates the system and marks it failed (`System::failure`).
   void fail(std::string reason);
   [[nodiscard]] std::optional<std::string> failure() const;
@@ -120,11 +123,14 @@ class SystemCore {
   // Batteries' per-system state: destroyed last, after every actor and thread that may use it.
   std::mutex extensions_mu_;
   std::vector<std::pair<std::string, std::shared_ptr<void>>> extensions_;  // guarded by extensions_mu_
-  std::vector<std::function<void()>> shutdown_hooks_;                       // guarded by extensions_mu_
+  std::vector<std::function<void()>> shutdown_hooks_;                      // guarded by extensions_mu_
+  // Its own mutex, not extensions_mu_: a scrape has only a const system.
+  mutable std::mutex collectors_mu_;
+  std::vector<ScrapeCollector> scrape_collectors_;  // guarded by collectors_mu_
   std::atomic<RemoteRouter*> remote_router_{nullptr};
   AddressBook book_;
   std::unique_ptr<dumping::DumpStorage> dump_storage_;  // before groups_: they point into it
-  std::unique_ptr<MetricsStorage> metrics_;              // likewise
+  std::unique_ptr<MetricsStorage> metrics_;             // likewise
   std::vector<std::unique_ptr<GroupRuntime>> groups_;
   Scheduler scheduler_;
   TimerService timers_;

@@ -4,6 +4,7 @@
 #include <asio/post.hpp>
 #include <asio/write.hpp>
 #include <tuple>
+#include <utility>
 
 #include <elfin/any_message.hpp>
 #include <elfin/detail/envelope_block.hpp>
@@ -84,8 +85,9 @@ void Connection::do_write() {
     }
     write_buf_.swap(out_);
   }
-  asio::async_write(socket_, asio::buffer(write_buf_), [self = shared_from_this()](std::error_code ec, std::size_t) {
+  asio::async_write(socket_, asio::buffer(write_buf_), [self = shared_from_this()](std::error_code ec, std::size_t n) {
     self->write_buf_.clear();
+    self->count_written(n);
     if (ec) {
       {
         std::lock_guard lock(self->out_mu_);
@@ -157,13 +159,15 @@ void Connection::fail_pending(std::uint64_t request_id) {
   if (state) state->fail(RequestError::Failed);
 }
 
-void Connection::send_encoded(std::string& frames) {
+void Connection::send_encoded(std::string& frames, std::uint64_t messages) {
   if (frames.empty()) return;
   std::lock_guard lock(out_mu_);
   if (out_closed_) {
     frames.clear();  // requests among them were failed by close()
     return;
   }
+  // One add per batch, not per message: forwarders on several workers share the peer's counter.
+  if (traffic_) traffic_->add(traffic_->sent_messages, messages);
   // Usually the writer has taken everything: hand the whole buffer over instead of copying it.
   if (out_.empty()) {
     out_.swap(frames);
@@ -177,7 +181,7 @@ void Connection::send_encoded(std::string& frames) {
 // --- reading ---------------------------------------------------------------------------------
 
 void Connection::read_some() {
-  auto buffer = reader_.prepare(std::max<std::size_t>(reader_.missing(), 64 * 1024));
+  auto buffer = reader_.prepare(std::max<std::size_t>(reader_.missing(), std::size_t{64} * 1024));
   socket_.async_read_some(asio::buffer(buffer.data(), buffer.size()),
                           [self = shared_from_this()](std::error_code ec, std::size_t n) {
                             if (ec) {
@@ -193,6 +197,13 @@ void Connection::on_read(std::size_t n) {
   if (closed()) return;
   reader_.commit(n);
   last_received_ = Clock::now();
+  // The read's bytes and the messages dispatch found in it are counted once, whichever way the
+  // loop below ends (after dispatch: the handshake in this read may have named the peer).
+  struct Tally {
+    Connection& conn;
+    std::size_t bytes;
+    ~Tally() { conn.count_read(bytes, std::exchange(conn.received_in_read_, 0)); }
+  } tally{*this, n};
   // One read carries many messages: the actors they wake are handed to the workers every
   // kFramesPerFlush frames rather than one by one (see ScheduleBatch).
   static constexpr unsigned kFramesPerFlush = 64;
@@ -238,21 +249,24 @@ bool Connection::dispatch(const Frame& frame) {
       phase_ = Phase::Open;
       open_.store(true, std::memory_order_release);
       net_.opened(shared_from_this());
+      send_ping();  // the round trip is known from the start, not one ping_interval later
       return true;
     }
     case Phase::Open:
       break;
   }
   if (const auto* m = std::get_if<MessageFrame>(&frame)) {
+    ++received_in_read_;
     on_message(*m);
   } else if (const auto* r = std::get_if<ResponseFrame>(&frame)) {
+    ++received_in_read_;
     on_response(*r);
   } else if (const auto* c = std::get_if<Credit>(&frame)) {
     on_credit(*c);
   } else if (const auto* p = std::get_if<Ping>(&frame)) {
     send_frame(Pong{p->token});
-  } else if (std::holds_alternative<Pong>(frame)) {
-    // Receiving it already counted as traffic (idle detection).
+  } else if (const auto* pong = std::get_if<Pong>(&frame)) {
+    on_pong(*pong);  // receiving it also counted as traffic (idle detection)
   } else if (const auto* bye = std::get_if<Bye>(&frame)) {
     close(fmt::format("peer said goodbye: {}", bye->reason));
     return false;
@@ -300,6 +314,9 @@ void Connection::on_handshake_step(Handshake::Step step) {
       close(std::move(text));
       return;
     }
+    traffic_ = net_.traffic(peer_.node_no);
+    traffic_->add(traffic_->sent_bytes, std::exchange(unattributed_written_, 0));
+    traffic_->add(traffic_->received_bytes, std::exchange(unattributed_read_, 0));
     phase_ = Phase::AwaitWelcome;
     send_frame(net_.welcome());
   }
@@ -317,7 +334,44 @@ void Connection::answer_failed(std::uint64_t request_id, std::uint64_t trace_id)
   response.request_id = request_id;
   response.trace_id = trace_id;
   response.items.push_back(ResponseItem{ResponseStatus::Failed, {}});
-  send_frame(response);
+  send_response(response);
+}
+
+void Connection::send_response(const ResponseFrame& response) {
+  std::lock_guard lock(out_mu_);
+  if (out_closed_) return;  // counted only if queued, as in send_encoded
+  if (traffic_) traffic_->add(traffic_->sent_messages, 1);
+  encode(response, out_);
+  kick_writer_locked();
+}
+
+void Connection::count_written(std::size_t bytes) {
+  if (traffic_) {
+    traffic_->add(traffic_->sent_bytes, bytes);
+  } else {
+    unattributed_written_ += bytes;
+  }
+}
+
+void Connection::count_read(std::size_t bytes, std::uint64_t messages) {
+  if (traffic_) {
+    traffic_->add(traffic_->received_bytes, bytes);
+    traffic_->add(traffic_->received_messages, messages);
+  } else {
+    unattributed_read_ += bytes;  // the handshake's: no messages before the peer is known
+  }
+}
+
+void Connection::send_ping() {
+  last_ping_ = now_ns();
+  if (first_ping_ == 0) first_ping_ = last_ping_;
+  send_frame(Ping{last_ping_});
+}
+
+void Connection::on_pong(const Pong& pong) {
+  // Only a token this connection sent is a send time: a peer could echo anything.
+  if (first_ping_ == 0 || pong.token < first_ping_ || pong.token > last_ping_) return;
+  rtt_ns_.store(static_cast<std::int64_t>(now_ns() - pong.token), std::memory_order_relaxed);
 }
 
 RxFlow& Connection::rx_flow(std::uint32_t id) {
@@ -378,7 +432,7 @@ void Connection::on_message(const MessageFrame& frame) {
       for (const auto& a : answers) {
         response.items.push_back(ResponseItem{static_cast<ResponseStatus>(a.status), a.payload});
       }
-      conn->send_frame(response);
+      conn->send_response(response);
     });
     envelope.block()->kind = MessageKind::Request;
     envelope.block()->request = request;
@@ -457,7 +511,7 @@ void Connection::on_timer() {
     close(fmt::format("nothing received for {} ms (idle_timeout)", config.idle_timeout.count()));
     return;
   }
-  if (phase_ == Phase::Open) send_frame(Ping{now_ns()});
+  if (phase_ == Phase::Open) send_ping();
   start_timer();
 }
 
@@ -480,7 +534,7 @@ void Connection::close(std::string reason, bool bye) {
       }
       std::error_code ignored;
       self->socket_.non_blocking(true, ignored);
-      std::ignore = self->socket_.write_some(asio::buffer(rest), ignored);
+      self->count_written(self->socket_.write_some(asio::buffer(rest), ignored));
     }
     self->finish_close(reason);
   });

@@ -7,6 +7,10 @@
 // Requests sent over the connection wait in `pending_` for their Response; when the connection
 // closes, every one of them fails (Failed), so no requester waits forever.
 //
+// Traffic is counted into the peer's PeerTraffic (see peer_traffic.hpp) once the handshake admitted
+// the peer; bytes before that are kept here and handed over then. A Ping leaves when the
+// connection opens and then every `ping_interval`; its Pong gives `rtt_ns()`.
+//
 // Thread safety: as said per member; `close` from any thread.
 #pragma once
 
@@ -31,6 +35,7 @@
 #include <elfin/result.hpp>
 
 #include "flows.hpp"
+#include "peer_traffic.hpp"
 
 namespace elfin::network::detail {
 
@@ -69,13 +74,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// Response arrives (or the connection closes).
   [[nodiscard]] Result<void, std::string> encode_envelope(Envelope& envelope, const TxFlow& flow, std::uint8_t group_no,
                                                           std::string& out);
-  /// Any thread: queues frames made by `encode_envelope` (taking the buffer's contents; `frames` is
-  /// left empty, its capacity perhaps swapped for another's).
-  void send_encoded(std::string& frames);
+  /// Any thread: queues frames made by `encode_envelope`, `messages` of them (taking the buffer's
+  /// contents; `frames` is left empty, its capacity perhaps swapped for another's).
+  void send_encoded(std::string& frames, std::uint64_t messages);
   /// Any thread: appends one frame to the outgoing buffer.
   void send_frame(const Frame& frame);
   /// Any thread: a Credit frame for an inbound flow.
   void send_credit(std::uint32_t flow_id, std::uint32_t delta) { send_frame(Credit{flow_id, delta}); }
+  /// Any thread: the last Ping's round trip in nanoseconds, or nullopt before the first Pong.
+  [[nodiscard]] std::optional<std::int64_t> rtt_ns() const {
+    const std::int64_t ns = rtt_ns_.load(std::memory_order_relaxed);
+    return ns < 0 ? std::nullopt : std::optional{ns};
+  }
 
  private:
   enum class Phase : std::uint8_t { Handshake, AwaitWelcome, Open };
@@ -103,6 +113,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// An inbound flow's state (created on its first message).
   RxFlow& rx_flow(std::uint32_t id);
   void answer_failed(std::uint64_t request_id, std::uint64_t trace_id);
+  /// Any thread (once open): a Response frame, counted as a sent message.
+  void send_response(const ResponseFrame& response);
+  void send_ping();
+  void on_pong(const Pong& pong);
+  /// Bytes moved on the socket: to the peer's counters once it is known, kept here until then.
+  void count_written(std::size_t bytes);
+  void count_read(std::size_t bytes, std::uint64_t messages);
   /// Fails a request registered in `pending_` whose frame never left.
   void fail_pending(std::uint64_t request_id);
   /// Counts a message of flow `id` as handled; sends credit when due.
@@ -123,9 +140,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::unordered_map<std::uint32_t, std::shared_ptr<RxFlow>> rx_flows_;  // never erased while open
   RxFlow* last_rx_flow_ = nullptr;                                       // the last one rx_flow returned
   std::string write_buf_;                                                // being written
+  // Set on admission, before the connection is published as open (so threads that find it open
+  // see it); null for a connection never admitted.
+  std::shared_ptr<PeerTraffic> traffic_;
+  std::uint64_t unattributed_written_ = 0;  // bytes before traffic_ was set
+  std::uint64_t unattributed_read_ = 0;     // likewise
+  std::uint64_t received_in_read_ = 0;      // messages of the read being dispatched
+  std::uint64_t first_ping_ = 0;            // tokens (send times, ns) of the first and last Ping
+  std::uint64_t last_ping_ = 0;
 
   std::atomic<bool> open_{false};
   std::atomic<bool> closed_{false};
+  std::atomic<std::int64_t> rtt_ns_{-1};  // written by the I/O thread, read by scrapes (relaxed: a lone value)
 
   std::mutex out_mu_;
   std::string out_;               // guarded by out_mu_

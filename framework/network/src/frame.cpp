@@ -19,7 +19,7 @@ constexpr std::uint8_t kFlagDirect = 1U << 2;
 constexpr std::uint8_t kKnownFlags = kFlagRequest | kFlagRequestAll | kFlagDirect;
 
 // The reader starts with this much room and shrinks back to it after a large frame.
-constexpr std::size_t kInitialCapacity = 64 * 1024;
+constexpr std::size_t kInitialCapacity = std::size_t{64} * 1024;
 
 // ---- encoding ------------------------------------------------------------------------------------
 

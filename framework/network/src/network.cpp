@@ -66,16 +66,18 @@ void drop(Envelope& envelope, std::uint16_t node, std::string_view why, std::uin
 /// Frames a forwarder has encoded and not yet handed to its connection: the messages it finds
 /// queued together go to the connection as one batch, under one lock, rather than one by one.
 struct Outbox {
-  static constexpr std::size_t kMaxBytes = 256 * 1024;  ///< handed over at this size at the latest
-  static constexpr std::size_t kMaxMessages = 512;      ///< taken from the mailbox without `recv`
+  static constexpr std::size_t kMaxBytes = std::size_t{256} * 1024;  ///< handed over at this size at the latest
+  static constexpr std::size_t kMaxMessages = 512;                   ///< taken from the mailbox without `recv`
 
   std::shared_ptr<Connection> conn;
   std::shared_ptr<TxFlow> flow;
   std::string frames;
+  std::uint64_t messages = 0;  ///< in `frames`, for the peer's sent-messages counter
 
   void flush() {
-    if (conn) conn->send_encoded(frames);
+    if (conn) conn->send_encoded(frames, messages);
     frames.clear();
+    messages = 0;
   }
 };
 
@@ -135,7 +137,11 @@ Task<> forward(Ctx ctx, std::shared_ptr<NetworkState> net, std::uint16_t node, s
         }
       }
       auto encoded = out.conn->encode_envelope(envelope, *out.flow, group_no, out.frames);
-      if (!encoded) drop(envelope, node, encoded.error(), dropped);
+      if (encoded) {
+        ++out.messages;
+      } else {
+        drop(envelope, node, encoded.error(), dropped);
+      }
       if (out.frames.size() >= Outbox::kMaxBytes) out.flush();
     }
     out.flush();
@@ -193,11 +199,11 @@ Task<Result<void, std::string>> network_exec(NetworkContext ctx) {
   auto& system = ActorCellAccess::cell(ctx)->group().system();
   auto net = NetworkState::of(system);
   const std::uint64_t key = ctx.key();
-  if (key == detail::kManagerKey) co_return co_await manage(std::move(ctx), std::move(net));
+  if (key == detail::kManagerKey) co_return co_await manage(ctx, std::move(net));
   if (detail::is_direct_key(key)) {
-    co_await forward(std::move(ctx), std::move(net), static_cast<std::uint16_t>(key), std::string{});
+    co_await forward(ctx, std::move(net), static_cast<std::uint16_t>(key), std::string{});
   } else if (detail::is_pusher_key(key)) {
-    co_await push(std::move(ctx), std::move(net));
+    co_await push(ctx, std::move(net));
   }
   co_return Result<void, std::string>{};
 }
@@ -263,7 +269,7 @@ Blueprint remote_group(RemoteGroupOptions options) {
         .mailbox_capacity(kForwarderMailboxCapacity)
         .exec([net, remote_name](Context<NoConfig, std::uint16_t> ctx) {
           const std::uint16_t node = ctx.key();
-          return forward(std::move(ctx), net, node, remote_name);
+          return forward(ctx, net, node, remote_name);
         })
         .instantiate(std::move(init));
   }};

@@ -18,6 +18,7 @@ namespace elfin::network::detail {
 namespace {
 
 constexpr std::string_view kExtension = "elfin.network";
+constexpr std::string_view kGroupName = "system.network";  // the `actor_group` of the network's series
 constexpr auto kFirstRedial = std::chrono::milliseconds{100};
 
 std::uint64_t random_launch_id() {
@@ -62,6 +63,9 @@ std::shared_ptr<NetworkState> NetworkState::of(elfin::detail::SystemCore& system
     std::weak_ptr<NetworkState> weak = state;
     elfin::detail::on_system_shutdown(system, [weak] {
       if (auto s = weak.lock()) s->stop("node is shutting down");
+    });
+    elfin::detail::on_scrape(system, [weak](std::vector<telemetry::MetricSample>& out) {
+      if (auto s = weak.lock()) s->collect_metrics(out);
     });
   }
   return state;
@@ -335,6 +339,42 @@ NetworkInfo NetworkState::info() const {
     info.peers.push_back(Peer{node, conn->node_name(), conn->launch_id(), conn->address(), conn->peer_group_names()});
   }
   return info;
+}
+
+std::shared_ptr<PeerTraffic> NetworkState::traffic(std::uint16_t node) {
+  std::lock_guard lock(mu_);
+  auto& slot = traffic_[node];
+  if (!slot) slot = std::make_shared<PeerTraffic>();
+  return slot;
+}
+
+void NetworkState::collect_metrics(std::vector<telemetry::MetricSample>& out) const {
+  using Labels = std::vector<std::pair<std::string, std::string>>;
+  auto add = [&out](const char* name, telemetry::MetricKind kind, const Labels& labels, double value) {
+    telemetry::MetricSample sample;
+    sample.name = name;
+    sample.labels = labels;
+    sample.kind = kind;
+    sample.value = value;
+    out.push_back(std::move(sample));
+  };
+  auto counter = [&add](const char* name, const Labels& labels, const std::atomic<std::uint64_t>& value) {
+    add(name, telemetry::MetricKind::Counter, labels, static_cast<double>(value.load(std::memory_order_relaxed)));
+  };
+  std::lock_guard lock(mu_);
+  for (const auto& [node, traffic] : traffic_) {
+    const Labels labels{{"actor_group", std::string(kGroupName)}, {"peer", std::to_string(node)}};
+    counter("elfin_network_sent_messages_total", labels, traffic->sent_messages);
+    counter("elfin_network_received_messages_total", labels, traffic->received_messages);
+    counter("elfin_network_sent_bytes_total", labels, traffic->sent_bytes);
+    counter("elfin_network_received_bytes_total", labels, traffic->received_bytes);
+    // A lost peer has no round trip: its last one would read as a healthy link.
+    if (auto it = connections_.find(node); it != connections_.end()) {
+      if (auto ns = it->second->rtt_ns()) {
+        add("elfin_network_rtt_seconds", telemetry::MetricKind::Gauge, labels, static_cast<double>(*ns) * 1e-9);
+      }
+    }
+  }
 }
 
 std::optional<SendError> NetworkState::resolve(Addr to, const Envelope& envelope, elfin::detail::Targets& out) {

@@ -12,6 +12,10 @@
 // refused: two live processes claim the same number (a restarted node's old connection is gone
 // by then: the kernel closes a killed process's sockets, and the dialer retries).
 //
+// Metrics: the traffic with each peer (PeerTraffic, kept per node for the life of the system) and
+// the round trip of each open connection are read at scrape time, through a collector the state
+// registers with the system (`on_scrape`); see `collect_metrics`.
+//
 // Thread safety: every public function from any thread.
 #pragma once
 
@@ -40,6 +44,7 @@
 #include <elfin/network/frame.hpp>
 #include <elfin/network/handshake.hpp>
 #include "flows.hpp"
+#include "peer_traffic.hpp"
 
 namespace elfin::detail {
 class SystemCore;
@@ -94,6 +99,11 @@ class NetworkState final : public elfin::detail::RemoteRouter, public std::enabl
   /// The open connection to `node`, or null.
   [[nodiscard]] std::shared_ptr<Connection> connection(std::uint16_t node) const;
   [[nodiscard]] NetworkInfo info() const;
+  /// The traffic counters of peer `node` (made on first use, kept until the state goes).
+  [[nodiscard]] std::shared_ptr<PeerTraffic> traffic(std::uint16_t node);
+  /// Appends the `elfin_network_*` series: per peer ever admitted, its traffic counters; per
+  /// connected peer whose Pong came back, `elfin_network_rtt_seconds`. Takes `mu_` once.
+  void collect_metrics(std::vector<telemetry::MetricSample>& out) const;
 
   // RemoteRouter: sends to actor addresses on other nodes go to that node's direct forwarder.
   [[nodiscard]] std::optional<SendError> resolve(Addr to, const Envelope& envelope,
@@ -150,7 +160,8 @@ class NetworkState final : public elfin::detail::RemoteRouter, public std::enabl
   std::unordered_set<const Connection*> admitted_;                    // guarded by mu_: handshake passed
   std::unique_ptr<std::array<std::atomic<bool>, 65536>> connected_;
 
-  std::deque<std::string> refusals_;  // guarded by mu_
+  std::deque<std::string> refusals_;                               // guarded by mu_
+  std::map<std::uint16_t, std::shared_ptr<PeerTraffic>> traffic_;  // guarded by mu_; never erased
 
   mutable std::mutex pushers_mu_;
   std::unordered_map<std::uint64_t, std::weak_ptr<RxFlow>> pushers_;  // guarded by pushers_mu_

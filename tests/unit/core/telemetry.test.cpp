@@ -8,7 +8,9 @@
 
 #include <elfin/detail/actor_telemetry.hpp>
 #include <elfin/detail/envelope_block.hpp>
+#include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/group_series.hpp>
+#include <elfin/detail/system_hooks.hpp>
 #include <elfin/detail/telemetry_clock.hpp>
 #include <elfin/telemetry.hpp>
 
@@ -147,6 +149,56 @@ std::vector<telemetry::MetricSample> run_and_scrape(const std::string& config, c
 }
 
 }  // namespace
+
+namespace {
+
+// What a battery's collector adds (the network adds its elfin_network_* series this way).
+void add_battery_series(std::atomic<int>& calls, std::vector<telemetry::MetricSample>& out) {
+  ++calls;
+  telemetry::MetricSample sample;
+  sample.name = "battery_frames_total";
+  sample.labels = {{"actor_group", "system.battery"}};
+  sample.kind = telemetry::MetricKind::Counter;
+  sample.value = 7;
+  out.push_back(std::move(sample));
+}
+
+}  // namespace
+
+TEST_CASE("a battery's scrape collector adds its series to every scrape, while telemetry is on", "[core][telemetry]") {
+  std::atomic<int> calls{0};
+  auto collector = [&calls](std::vector<telemetry::MetricSample>& out) { add_battery_series(calls, out); };
+
+  SECTION("with system.telemeters") {
+    journal().clear();
+    auto system = System::start(measured(true), quick_options());
+    REQUIRE(system.ok());
+    detail::on_scrape(system->core_group("driver")->system(), collector);
+    CHECK(journal().wait_for_line("driver done: 1"));
+    auto samples = system->scrape_metrics();
+    const auto* battery = find(samples, "battery_frames_total", {{"actor_group", "system.battery"}});
+    REQUIRE(battery != nullptr);
+    CHECK(battery->kind == telemetry::MetricKind::Counter);
+    CHECK(battery->value == 7);
+    CHECK(find(samples, "elfin_active_actors", {{"actor_group", "driver"}}) != nullptr);  // the runtime's own too
+    std::ignore = system->scrape_metrics();
+    CHECK(calls == 2);  // once per scrape
+    system->terminate("test over");
+    system->join();
+  }
+
+  SECTION("without: the collector is not even called") {
+    journal().clear();
+    auto system = System::start(measured(false), quick_options());
+    REQUIRE(system.ok());
+    detail::on_scrape(system->core_group("driver")->system(), collector);
+    CHECK(journal().wait_for_line("driver done: 1"));
+    CHECK(system->scrape_metrics().empty());
+    CHECK(calls == 0);
+    system->terminate("test over");
+    system->join();
+  }
+}
 
 TEST_CASE("without system.telemeters nothing is measured", "[core][telemetry]") {
   journal().clear();

@@ -79,7 +79,8 @@ struct MetricSample {
 };
 
 /// Everything the system of `any_group` measures now: the recorded series plus what is read at
-/// scrape time (active actors per status, dump counters). Empty without `system.telemeters`.
+/// scrape time (active actors per status, dump counters, and the series batteries such as the
+/// network add through `detail::on_scrape`). Empty without `system.telemeters`.
 /// From an actor: `telemetry::scrape(ctx)`, declared with Context.
 [[nodiscard]] std::vector<MetricSample> scrape(const elfin::detail::GroupRuntime& any_group);
 

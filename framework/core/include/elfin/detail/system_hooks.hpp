@@ -1,6 +1,6 @@
 // System hooks: what a battery that lives next to the runtime (the network) needs from a running
 // system and cannot get through messages — per-system state, a say in where messages to other
-// nodes go, and the runtime's log.
+// nodes go, series of its own in the metrics scrape, and the runtime's log.
 //
 // These are internals for batteries in `framework/`, not an API for actor groups.
 //
@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <elfin/actor_status.hpp>
 #include <elfin/addr.hpp>
@@ -20,6 +21,7 @@
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
 #include <elfin/logging.hpp>
+#include <elfin/telemetry.hpp>
 
 namespace elfin::detail {
 
@@ -46,6 +48,15 @@ template <class T>
 /// Runs `hook` when the system is dropped, after its actors finished and before its workers and
 /// groups go: a battery stops its own threads there. Hooks run in reverse order of registration.
 void on_system_shutdown(SystemCore& system, std::function<void()> hook);
+
+/// Appends a battery's series to every scrape of `system` (`telemetry::scrape`, only while telemetry
+/// is on), after the runtime's own. `collect` runs on the scraping thread, any thread, possibly
+/// two at once: it reads what the battery keeps itself (counters its threads bump with relaxed
+/// atomics, which is why a battery's I/O threads, not being actors, need this instead of
+/// `elfin::metrics::*`) and must not wait for those threads. Kept until the system is destroyed:
+/// capture a weak_ptr to state that may go first. Collectors run in order of registration.
+using ScrapeCollector = std::function<void(std::vector<telemetry::MetricSample>& out)>;
+void on_scrape(SystemCore& system, ScrapeCollector collect);
 
 /// Sends to other nodes' addresses go through `router` from now on (nullptr: back to UnknownAddr).
 /// The router must stay alive until the system is destroyed or the router is replaced.

@@ -65,7 +65,7 @@ struct Config {
   std::optional<std::string> secret;
   /// Secrets peers may prove instead of `secret` while the cluster rotates it (never sent).
   std::vector<std::string> also_accepted_secrets;
-  ByteSize max_frame_size{16 * 1024 * 1024};
+  ByteSize max_frame_size{std::uint64_t{16} * 1024 * 1024};
   ELFIN_CONFIG(listen, discovery, ping_interval, idle_timeout, secret, also_accepted_secrets, max_frame_size);
 };
 

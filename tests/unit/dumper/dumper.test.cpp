@@ -122,19 +122,23 @@ TEST_CASE("a dumper without a path fails and says what to set", "[dumper][batter
   system->join();
 }
 
+namespace {
+// A dump as the storage tests push it: any message will do.
+dumping::Dump dump() {
+  static const std::string group = "g";
+  dumping::Dump d;
+  d.group = &group;
+  d.vtable = &vtable_of<ConfigUpdated>();
+  return d;
+}
+}  // namespace
+
 TEST_CASE("a dump's storage slot is freed once the writer wrote it, not when it is drained", "[dumper]") {
   // The storage's capacity bounds the dumps waiting for the disk too: a writer that falls behind
   // makes new dumps count as lost instead of letting its queue grow.
   dumper::test::TempDir dir;
   dumping::DumpStorage storage(1, 2);
   dumper::DumpFileWriter writer(dir.file("slots.dump"), 1, 1024, &storage);
-  const std::string group = "g";
-  auto dump = [&] {
-    dumping::Dump d;
-    d.group = &group;
-    d.vtable = &vtable_of<ConfigUpdated>();
-    return d;
-  };
   REQUIRE(storage.push(dump()));
   REQUIRE(storage.push(dump()));
   auto batch = storage.drain_chunks();
@@ -154,13 +158,6 @@ TEST_CASE("the writer drains by itself when dumps pile up faster than its interv
   constexpr std::size_t kChunk = dumping::DumpStorage::kChunkSize;
   dumping::DumpStorage storage(1, 64 * kChunk);
   dumper::DumpFileWriter writer(dir.file("backlog.dump"), 1, 1024, &storage);
-  const std::string group = "g";
-  auto dump = [&] {
-    dumping::Dump d;
-    d.group = &group;
-    d.vtable = &vtable_of<ConfigUpdated>();
-    return d;
-  };
   const std::size_t backlog = dumper::DumpFileWriter::kBacklogChunks * kChunk;
   for (std::size_t i = 0; i + 1 < backlog; ++i) REQUIRE(storage.push(dump()));
   CHECK(writer.stats().written == 0);  // one dump short of the alarm: nothing is drained yet

@@ -14,6 +14,8 @@
 #include <elfin/network/network.hpp>
 #include <elfin/testing/proxy.hpp>
 
+#include "network_test_config.hpp"
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -47,19 +49,7 @@ elfin::Task<> idle(elfin::Context<> ctx) {
   }
 }
 
-std::string network_config(std::string_view listen, const std::vector<std::string>& peers) {
-  std::string list;
-  for (const auto& p : peers) list += fmt::format("{}\"tcp://{}\"", list.empty() ? "" : ", ", p);
-  return fmt::format(R"([system.network]
-listen = ["tcp://{}"]
-discovery.predefined = [{}]
-discovery.attempt_interval = "200ms"
-ping_interval = "1s"
-idle_timeout = "10s"
-secret = "s3cret"
-)",
-                     listen, list);
-}
+using elfin::network::test::network_config;
 
 elfin::testing::Proxy node(std::uint16_t node_no, elfin::Blueprint sink_blueprint, std::string_view listen,
                            const std::vector<std::string>& peers) {

@@ -23,6 +23,8 @@
 #include <elfin/network/network.hpp>
 #include <elfin/testing/proxy.hpp>
 
+#include "network_test_config.hpp"
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -99,20 +101,7 @@ elfin::Blueprint counters() {
       .exec(counter);
 }
 
-std::string network_config(std::string_view listen, std::vector<std::string> peers,
-                           std::string_view secret = "s3cret") {
-  std::string list;
-  for (const auto& p : peers) list += fmt::format("{}\"tcp://{}\"", list.empty() ? "" : ", ", p);
-  return fmt::format(R"([system.network]
-listen = ["tcp://{}"]
-discovery.predefined = [{}]
-discovery.attempt_interval = "200ms"
-ping_interval = "1s"
-idle_timeout = "10s"
-secret = "{}"
-)",
-                     listen, list, secret);
-}
+using elfin::network::test::network_config;
 
 /// A server node: system.network + counters, driven through a proxy whose subject is `counters`.
 elfin::testing::Proxy server(std::uint16_t node, std::string_view listen = "127.0.0.1:0",

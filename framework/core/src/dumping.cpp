@@ -139,7 +139,11 @@ DumpStorage::Shard& DumpStorage::own_shard() { return shards_[thread_no() % kSha
 
 void DumpStorage::close_chunk(Shard& shard) { shard.full.push_back(std::exchange(shard.current, DumpChunk{})); }
 
-void DumpStorage::start_chunk(Shard& shard) { shard.current = empty_chunk(); }
+void DumpStorage::start_chunk(Shard& shard) {
+  shard.current = empty_chunk();
+  // next_slot prefetches kPrefetchAhead records ahead of each one: these are the first ones.
+  for (std::size_t i = 0; i < kPrefetchAhead; ++i) prefetch_for_write(shard.current.dumps.data() + i);
+}
 
 void DumpStorage::count_closed_chunk() {
   const std::size_t at = alarm_at_.load(std::memory_order_relaxed);

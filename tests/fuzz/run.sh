@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the frame-decoder fuzzer with clang 14 (libFuzzer + ASan + UBSan) in build-fuzz/ and runs it.
+# Builds the frame-decoder fuzzer with clang 19 (libFuzzer + ASan + UBSan) in build-fuzz/ and runs it.
 #   tests/fuzz/run.sh [seconds]      default 30; extra arguments go to libFuzzer (e.g. -jobs=2)
 # New inputs go to build-fuzz/corpus/frame (the checked-in seeds stay as they are); a crash leaves its
 # input in build-fuzz/ and the script fails.
@@ -9,7 +9,7 @@ seconds="${1:-30}"
 shift || true
 dir=build-fuzz
 
-CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DELFIN_BUILD_FUZZERS=ON \
+CXX=clang++-19 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DELFIN_BUILD_FUZZERS=ON \
   -DELFIN_BUILD_TESTS=OFF -DELFIN_BUILD_EXAMPLES=OFF > /dev/null
 cmake --build "$dir" --target elfin_frame_decoder_fuzzer
 mkdir -p "$dir/corpus/frame"

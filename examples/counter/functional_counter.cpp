@@ -22,7 +22,7 @@ Task<> exec(Context<> ctx) {
   // The main loop: wait for a message, handle it, repeat. `recv` yields nothing once the
   // mailbox is closed (when the system terminates), which ends the loop and the actor.
   while (auto envelope = co_await ctx.recv()) {
-    match(
+    co_await handle(
         *envelope, [&](const Increment& increment) { value += increment.delta; },
         [&](const GetValue&, ResponseToken<GetValue> token) {
           fmt::print("functional counter: value is {}\n", value);

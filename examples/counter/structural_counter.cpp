@@ -22,7 +22,7 @@ class Counter {
 
   Task<> main() {
     while (auto envelope = co_await ctx_.recv()) {
-      match(
+      co_await handle(
           *envelope,
           // Handlers can delegate to member functions...
           [&](const Increment& increment) { on_increment(increment); },

@@ -66,7 +66,7 @@ Task<> ponger(Context<> ctx) {
       if (hit) ++returned;
       continue;
     }
-    match(*envelope, [&](const GetScore&, ResponseToken<GetScore> token) { ctx.respond(std::move(token), returned); });
+    co_await handle(*envelope, [&](const GetScore&, ResponseToken<GetScore> token) { ctx.respond(std::move(token), returned); });
   }
 }
 

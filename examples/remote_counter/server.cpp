@@ -18,7 +18,7 @@ using Outcome = elfin::Outcome<std::string>;
 Task<> counter_actor(Context<NoConfig, std::string> ctx) {
   std::uint64_t value = 0;
   while (auto envelope = co_await ctx.recv()) {
-    match(
+    co_await handle(
         *envelope, [&](const Increment& m) { value += m.by; },
         [&](const Add& m, ResponseToken<Add> token) {
           value += m.by;

@@ -206,7 +206,7 @@ Task<> skynet_node_exec(Context<SkynetConfig, std::uint64_t> ctx) {
 
   if (by_request) {
     std::optional<ResponseToken<Sum>> token;
-    match(*envelope, [&](const Sum&, ResponseToken<Sum> t) { token.emplace(std::move(t)); });
+    co_await handle(*envelope, [&](const Sum&, ResponseToken<Sum> t) { token.emplace(std::move(t)); });
     if (!token) co_return report_error(fmt::format("node {}: expected Sum, got {}", id, envelope->name()));
     if (id >= leaf0) co_return ctx.respond(std::move(*token), id - leaf0);
     auto answers = co_await ctx.request_to(ctx.group_addr(), Sum{kFanout * id + 1, kFanout}).all();
@@ -397,7 +397,7 @@ Task<> fan_worker_exec(Context<NoConfig, std::uint64_t> ctx) {
       }
       continue;
     }
-    match(
+    co_await handle(
         *envelope, [&](const Hello&, ResponseToken<Hello> token) { ctx.respond(std::move(token), ctx.addr().raw()); },
         [&](const RoundRequest& r, ResponseToken<RoundRequest> token) { ctx.respond(std::move(token), r.round); });
   }

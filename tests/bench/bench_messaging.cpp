@@ -140,7 +140,7 @@ Task<> ping_exec(Context<PingConfig> ctx) {
   const auto t0 = Clock::now();
   std::uint64_t completed = 0;
   while (completed < n) {
-    Result<void, SendError> sent;
+    Result<void, SendError<Ball>> sent;
     if (routed) {
       sent = co_await ctx.send(Ball{completed});
     } else {
@@ -229,7 +229,7 @@ Task<> client_exec(Context<ClientConfig> ctx) {
 
 Task<> server_exec(Context<> ctx) {
   while (auto envelope = co_await ctx.recv()) {
-    match(
+    co_await handle(
         *envelope, [&](const Inc& inc, ResponseToken<Inc> token) { ctx.respond(std::move(token), inc.x + 1); },
         [&](const WhoAreYou&, ResponseToken<WhoAreYou> token) { ctx.respond(std::move(token), ctx.addr().raw()); });
   }
@@ -303,13 +303,13 @@ Task<> throughput_driver_exec(Context<ThroughputConfig> ctx) {
 Task<> producer_exec(Context<NoConfig, std::uint32_t> ctx) {
   while (auto envelope = co_await ctx.recv()) {
     std::optional<Start> start;
-    match(
+    co_await handle(
         *envelope, [&](const Warm&, ResponseToken<Warm> token) { ctx.respond(std::move(token), 0); },
         [&](const Start& s) { start = s; });
     if (!start) continue;
     const Addr consumer{start->consumer};
     for (std::uint64_t i = 0; i < start->messages; ++i) {
-      Result<void, SendError> sent;
+      Result<void, SendError<Item>> sent;
       if (consumer.is_null()) {
         sent = co_await ctx.send(Item{i});
       } else {
@@ -336,7 +336,7 @@ Task<> consumer_exec(Context<ConsumerConfig> ctx) {
       }
       continue;
     }
-    match(*envelope,
+    co_await handle(*envelope,
           [&](const WhoAreYou&, ResponseToken<WhoAreYou> token) { ctx.respond(std::move(token), ctx.addr().raw()); });
   }
 }
@@ -569,10 +569,10 @@ std::vector<elfin_bench::Case> cases() {
       {"dumping_all", Observe::DumpAll}, {"dumping_limited", Observe::DumpLimited}, {"telemetry", Observe::Telemetry}};
   for (const auto& [suffix, observe] : observed) {
     const std::string name = fmt::format("throughput_1to1_{}", suffix);
-    out.push_back({name, "observability", [name, observe = observe](const Options& o) {
+    out.push_back({name, "observability", [name, mode = observe](const Options& o) {
                      const auto n = sizes(o).messages;
                      return elfin_bench::run_overhead_case(
-                         kBench, name, o, [&] { return elfin_throughput(1, n, false, o.threads, observe); },
+                         kBench, name, o, [&] { return elfin_throughput(1, n, false, o.threads, mode); },
                          [&] { return elfin_throughput(1, n, false, o.threads); });
                    }});
   }

@@ -1,10 +1,13 @@
 #include <elfin/detail/actor_cell.hpp>
 
 #include <cassert>
+#include <exception>
 
+#include <elfin/detail/current_actor.hpp>
 #include <elfin/detail/group_dumping.hpp>
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/group_telemetry.hpp>
+#include <elfin/detail/request_state.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/request.hpp>
 
@@ -18,6 +21,7 @@ ActorCell::~ActorCell() {
   // The frame may hold envelopes and tokens whose destructors look at this cell; end it first.
   sources_.clear();
   task_ = {};
+  settle_abandoned(RequestError::Ignored);
 }
 
 const std::shared_ptr<const std::string>& ActorCell::key_for_dumps() {
@@ -93,7 +97,23 @@ void ActorCell::begin_lifecycle(ActorStartInfo info) {
   status_ = ActorStatus::INITIALIZING;  // reported by start_actor
 }
 
+void ActorCell::settle_abandoned(const RequestError& error) {
+  for (auto& state : std::exchange(abandoned_, {})) state->fail(error);
+}
+
+void abandon_answer(std::shared_ptr<RequestStateBase> state, RequestError error) noexcept {
+  // Destroyed while an exception unwinds an actor's handler: whether that is the actor failing
+  // or a handler that catches its own exception is known only later, so the cell keeps the state.
+  if (std::uncaught_exceptions() > 0 && t_current_actor != nullptr) {
+    t_current_actor->keep_abandoned(std::move(state));
+    return;
+  }
+  state->fail(std::move(error));
+}
+
 Mailbox::PopResult ActorCell::take_next(Envelope& out) {
+  // Asking for the next message means the actor survived whatever unwound before.
+  if (!abandoned_.empty()) settle_abandoned(RequestError::Ignored);
   if (!seen_recv_) {
     seen_recv_ = true;
     if (status_.kind() == ActorStatusKind::Initializing) set_status(ActorStatus::NORMAL);

@@ -14,7 +14,13 @@ void Envelope::release() noexcept {
 void Envelope::settle_obligation() noexcept {
   // A request dropped by its recipient: Ignored if the actor received it (and chose not to
   // answer), Failed if it never got that far (its mailbox was dropped with the message inside).
-  if (block_->request) block_->request->fail((flags_ & kReceived) != 0 ? RequestError::Ignored : RequestError::Failed);
+  if (block_->request) {
+    if ((flags_ & kReceived) != 0) {
+      detail::abandon_answer(block_->request, RequestError::Ignored);
+    } else {
+      block_->request->fail(RequestError{RequestError::Failed, std::string(detail::kFinishedFirst)});
+    }
+  }
   flags_ &= static_cast<std::uint8_t>(~kObligated);
 }
 

@@ -12,7 +12,7 @@ SendOp::SendOp(GroupRuntime& from, Envelope envelope, SendMode mode) : envelope_
   for (const auto& route : from.routes()) {
     if (route.filter(envelope_)) route.to->resolve(envelope_, targets_);
   }
-  if (targets_.empty() && !targets_.absorbed()) resolve_error_ = SendError::NoRoute;
+  if (targets_.empty() && !targets_.absorbed()) resolve_error_ = SendErrorKind::NoRoute;
 }
 
 SendOp::SendOp(SystemCore& system, Addr to, Envelope envelope, SendMode mode)
@@ -64,10 +64,10 @@ bool SendOp::run_until_full() {
   return done;
 }
 
-Result<void, SendError> SendOp::result() const {
+Result<void, SendErrorKind> SendOp::result() const {
   if (resolve_error_) return Err{*resolve_error_};
   if (any_ok_ || targets_.absorbed()) return {};
-  return Err{any_full_ ? SendError::Full : SendError::Closed};
+  return Err{any_full_ ? SendErrorKind::Full : SendErrorKind::Closed};
 }
 
 }  // namespace elfin::detail

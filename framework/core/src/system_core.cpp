@@ -94,21 +94,21 @@ GroupRuntime* SystemCore::find_group(std::string_view name) const {
   return nullptr;
 }
 
-std::optional<SendError> SystemCore::resolve_addr(Addr to, const Envelope& envelope, Targets& out) const {
+std::optional<SendErrorKind> SystemCore::resolve_addr(Addr to, const Envelope& envelope, Targets& out) const {
   if (to.node_no() != node_no() && !to.is_null()) {
     // Acquire pairs with the release in set_remote_router: the router is fully built.
     RemoteRouter* remote = remote_router_.load(std::memory_order_acquire);
-    return remote != nullptr ? remote->resolve(to, envelope, out) : SendError::UnknownAddr;
+    return remote != nullptr ? remote->resolve(to, envelope, out) : SendErrorKind::UnknownAddr;
   }
   GroupRuntime* g = group(to.group_no());
-  if (g == nullptr) return SendError::UnknownAddr;
+  if (g == nullptr) return SendErrorKind::UnknownAddr;
   if (to.is_group()) {
     g->resolve(envelope, out);
-    if (out.empty() && !out.absorbed()) return SendError::NoRoute;
+    if (out.empty() && !out.absorbed()) return SendErrorKind::NoRoute;
     return std::nullopt;
   }
   auto cell = const_cast<AddressBook&>(book_).find(to);
-  if (!cell) return SendError::Closed;  // the actor has finished
+  if (!cell) return SendErrorKind::Closed;  // the actor has finished
   out.push(std::move(cell));
   return std::nullopt;
 }
@@ -371,10 +371,13 @@ void finish_actor(ActorCell& cell) {
   auto keep_alive = cell.shared_from_this();
   ActorStatus final_status = ActorStatus::TERMINATED;
   if (auto error = cell.task_.exception()) {
-    final_status = ActorStatus::FAILED.with_details(describe_exception(error));
+    std::string reason = describe_exception(error);
+    cell.settle_abandoned(RequestError{RequestError::Failed, fmt::format("{}: {}", kFailedWhileHandling, reason)});
+    final_status = ActorStatus::FAILED.with_details(std::move(reason));
   } else if (!cell.failure_.empty()) {
     final_status = ActorStatus::FAILED.with_details(cell.failure_);
   }
+  cell.settle_abandoned(RequestError::Ignored);
   GroupRuntime& group = cell.group();
   if (auto delay = group.restart_delay(cell, final_status)) {
     // Restarting: the cell keeps its place in the group and its mailbox, so what is sent to it

@@ -77,7 +77,7 @@ class SystemCore {
   [[nodiscard]] GroupRuntime* find_group(std::string_view name) const;
 
   /// Direct delivery target resolution; an error if the address names nothing alive.
-  [[nodiscard]] std::optional<SendError> resolve_addr(Addr to, const Envelope& envelope, Targets& out) const;
+  [[nodiscard]] std::optional<SendErrorKind> resolve_addr(Addr to, const Envelope& envelope, Targets& out) const;
   /// Sends a control message to a whole group from outside any actor (never waits).
   void send_to_group(GroupRuntime& group, Envelope envelope);
 

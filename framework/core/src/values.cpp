@@ -12,28 +12,24 @@ std::string to_string(Addr addr) {
   return fmt::format("{}/{}/{}/{}", addr.node_no(), addr.group_no(), addr.generation(), addr.slot());
 }
 
-std::string_view to_string(SendError e) {
+std::string_view to_string(SendErrorKind e) {
   switch (e) {
-    case SendError::NoRoute:
+    case SendErrorKind::NoRoute:
       return "no recipient: no route or router accepted the message";
-    case SendError::Closed:
+    case SendErrorKind::Closed:
       return "closed: the recipient's mailbox is closed";
-    case SendError::Full:
+    case SendErrorKind::Full:
       return "full: the recipient's mailbox is full";
-    case SendError::UnknownAddr:
+    case SendErrorKind::UnknownAddr:
       return "unknown address: no group or actor lives there";
   }
   return "unknown send error";
 }
 
-std::string_view to_string(RequestError e) {
-  switch (e) {
-    case RequestError::Failed:
-      return "failed: the request reached no one, or its recipient finished before answering";
-    case RequestError::Ignored:
-      return "ignored: the recipient dropped the request without answering";
-  }
-  return "unknown request error";
+std::string to_string(const RequestError& e) {
+  if (e == RequestError::Ignored) return "ignored: the recipient dropped the request without answering";
+  if (e.reason().empty()) return "failed";
+  return fmt::format("failed: {}", e.reason());
 }
 
 std::string_view to_string(TryRecvError e) { return e == TryRecvError::Empty ? "empty" : "closed"; }

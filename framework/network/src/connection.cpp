@@ -156,7 +156,7 @@ void Connection::fail_pending(std::uint64_t request_id) {
       pending_.erase(it);
     }
   }
-  if (state) state->fail(RequestError::Failed);
+  if (state) state->fail(RequestError{RequestError::Failed, fmt::format("node {} did not take the request", peer_.node_no)});
 }
 
 void Connection::send_encoded(std::string& frames, std::uint64_t messages) {
@@ -326,14 +326,16 @@ void Connection::on_bad_frame(const FrameError& error) {
   net_.log(LogLevel::Warn,
            fmt::format("node {} ({}): frame {} skipped: {}", peer_.node_no, address_, error.frame_no, error.message));
   if (error.flow_id) acknowledge(*error.flow_id);
-  if (error.request && error.request_id) answer_failed(*error.request_id, 0);
+  if (error.request && error.request_id) {
+    answer_failed(*error.request_id, 0, fmt::format("node {} could not read the request: {}", net_.node_no(), error.message));
+  }
 }
 
-void Connection::answer_failed(std::uint64_t request_id, std::uint64_t trace_id) {
+void Connection::answer_failed(std::uint64_t request_id, std::uint64_t trace_id, std::string_view reason) {
   ResponseFrame response;
   response.request_id = request_id;
   response.trace_id = trace_id;
-  response.items.push_back(ResponseItem{ResponseStatus::Failed, {}});
+  response.items.push_back(ResponseItem{ResponseStatus::Failed, reason});
   send_response(response);
 }
 
@@ -397,7 +399,10 @@ void Connection::on_message(const MessageFrame& frame) {
     net_.log(LogLevel::Warn, fmt::format("node {} ({}): frame {}: {}.{} skipped: {}", peer_.node_no, address_,
                                          reader_.frames_read(), frame.protocol, frame.name, why));
     acknowledge(frame.flow_id);
-    if (frame.request) answer_failed(frame.request_id, frame.trace_id);
+    if (frame.request) {
+      answer_failed(frame.request_id, frame.trace_id,
+                    fmt::format("node {} skipped {}.{}: {}", net_.node_no(), frame.protocol, frame.name, why));
+    }
   };
 
   auto decoded = AnyMessage::decode_envelope(frame.protocol, frame.name, frame.payload, Addr{frame.sender},
@@ -558,7 +563,10 @@ void Connection::finish_close(const std::string& reason) {
     pending_closed_ = true;
     pending.swap(pending_);
   }
-  for (auto& [id, p] : pending) p.state->fail(RequestError::Failed);
+  for (auto& [id, p] : pending) {
+    p.state->fail(RequestError{RequestError::Failed,
+                               fmt::format("the connection to node {} closed before the answer came", peer_.node_no)});
+  }
   {
     std::lock_guard lock(flows_mu_);
     for (auto& [id, flow] : tx_flows_) flow->close();

@@ -112,7 +112,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void finish_close(const std::string& reason);
   /// An inbound flow's state (created on its first message).
   RxFlow& rx_flow(std::uint32_t id);
-  void answer_failed(std::uint64_t request_id, std::uint64_t trace_id);
+  void answer_failed(std::uint64_t request_id, std::uint64_t trace_id, std::string_view reason);
   /// Any thread (once open): a Response frame, counted as a sent message.
   void send_response(const ResponseFrame& response);
   void send_ping();

@@ -118,7 +118,7 @@ void encode_body(const ResponseFrame& f, std::string& out) {
   put(out, count16(f.items.size(), "a Response"));
   for (const ResponseItem& item : f.items) {
     put(out, static_cast<std::uint8_t>(item.status));
-    if (item.status == ResponseStatus::Ok) {
+    if (item.status != ResponseStatus::Ignored) {
       if (item.payload.size() > std::numeric_limits<std::uint32_t>::max()) {
         throw std::length_error("a response payload exceeds 4 GiB");
       }
@@ -343,7 +343,7 @@ Result<Frame, FrameError> decode_response(Cursor& c) {
       }
       item.status = static_cast<ResponseStatus>(status);
       std::uint32_t len = 0;
-      if (item.status == ResponseStatus::Ok && c.get(len, "payload_len")) c.bytes(len, item.payload, "payload");
+      if (item.status != ResponseStatus::Ignored && c.get(len, "payload_len")) c.bytes(len, item.payload, "payload");
       r.items.push_back(item);
     }
   }

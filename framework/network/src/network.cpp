@@ -55,7 +55,7 @@ class [[nodiscard]] CreditAwaitable {
 void drop(Envelope& envelope, std::uint16_t node, std::string_view why, std::uint64_t& dropped) {
   if (envelope.kind() == MessageKind::Request && envelope.obligated() && envelope.block()->request) {
     envelope.discharge();
-    envelope.block()->request->fail(RequestError::Failed);
+    envelope.block()->request->fail(RequestError{RequestError::Failed, fmt::format("node {}: {}", node, why)});
   }
   if (dropped++ == 0) {
     log::warn("{}.{} to node {} dropped: {} (further drops until the node is back are counted, not logged)",
@@ -164,7 +164,7 @@ Task<> push(Ctx ctx, std::shared_ptr<NetworkState> net) {
       // whole window, and the sender waits for it.
       std::uint32_t delivered = 0;
       for (auto& head : batch) {
-        elfin::detail::SendAwaitable delivery{self, std::move(head.op)};
+        elfin::detail::SendOpAwaitable delivery{self, std::move(head.op)};
         auto done = co_await delivery;
         (void)done;  // a closed or vanished recipient is an answer too: the message is done
         if (head.request) head.request->release_sender();

@@ -377,12 +377,12 @@ void NetworkState::collect_metrics(std::vector<telemetry::MetricSample>& out) co
   }
 }
 
-std::optional<SendError> NetworkState::resolve(Addr to, const Envelope& envelope, elfin::detail::Targets& out) {
-  if (!connected(to.node_no())) return SendError::UnknownAddr;
+std::optional<SendErrorKind> NetworkState::resolve(Addr to, const Envelope& envelope, elfin::detail::Targets& out) {
+  if (!connected(to.node_no())) return SendErrorKind::UnknownAddr;
   auto* network = elfin::detail::find_group(system_, "system.network");
-  if (network == nullptr) return SendError::UnknownAddr;
+  if (network == nullptr) return SendErrorKind::UnknownAddr;
   network->resolve(envelope, out);
-  return out.empty() ? std::optional{SendError::NoRoute} : std::nullopt;
+  return out.empty() ? std::optional{SendErrorKind::NoRoute} : std::nullopt;
 }
 
 std::uint64_t NetworkState::next_pusher_key() {

@@ -106,7 +106,7 @@ class NetworkState final : public elfin::detail::RemoteRouter, public std::enabl
   void collect_metrics(std::vector<telemetry::MetricSample>& out) const;
 
   // RemoteRouter: sends to actor addresses on other nodes go to that node's direct forwarder.
-  [[nodiscard]] std::optional<SendError> resolve(Addr to, const Envelope& envelope,
+  [[nodiscard]] std::optional<SendErrorKind> resolve(Addr to, const Envelope& envelope,
                                                  elfin::detail::Targets& out) override;
 
   // --- from connections (I/O thread) ---------------------------------------------------------

@@ -7,7 +7,7 @@
 #include <prometheus/collectable.h>
 
 #include <elfin/context.hpp>
-#include <elfin/match.hpp>
+#include <elfin/handle.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/telemeter/prometheus_text.hpp>
 

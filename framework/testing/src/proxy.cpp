@@ -127,12 +127,12 @@ detail::Waker Proxy::waker() const { return detail::Waker{cell_}; }
 
 bool Proxy::wait_signal(std::chrono::steady_clock::time_point deadline) { return cell_->wait_external(deadline); }
 
-Result<void, SendError> Proxy::blocking_send(detail::SendOp op) {
+Result<void, SendErrorKind> Proxy::blocking_send(detail::SendOp& op) {
   wait([&] { return op.run(cell_.get()); }, "send (the subject's mailbox stayed full)");
   return op.result();
 }
 
-void Proxy::must(const Result<void, SendError>& result, const char* call, std::string_view name) {
+void Proxy::must(const Result<void, SendErrorKind>& result, const char* call, std::string_view name) {
   if (!result) throw ProxyError(fmt::format("proxy.{}({}): {}", call, name, to_string(result.error())));
 }
 

@@ -35,7 +35,7 @@ Task<> stepper(Context<StepConfig> ctx) {
   std::uint64_t updates = 0;
   while (auto envelope = co_await ctx.recv()) {
     if (envelope->is<ConfigUpdated>()) ++updates;
-    match(
+    co_await handle(
         *envelope,
         [&](const GetValue&, ResponseToken<GetValue> token) { ctx.respond(std::move(token), ctx.config().step); },
         [&](const Echo&, ResponseToken<Echo> token) { ctx.respond(std::move(token), std::to_string(updates)); },

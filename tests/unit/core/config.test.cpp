@@ -24,7 +24,7 @@ struct StepConfig {
 /// GetValue answers the configured step, Echo the label and tags.
 Task<> configured(Context<StepConfig> ctx) {
   while (auto envelope = co_await ctx.recv()) {
-    match(
+    co_await handle(
         *envelope,
         [&](const GetValue&, ResponseToken<GetValue> token) { ctx.respond(std::move(token), ctx.config().step); },
         [&](const Echo&, ResponseToken<Echo> token) {
@@ -44,7 +44,7 @@ Task<> gated_counter(Context<> ctx) {
   std::ignore = co_await ctx.request(std::move(gate));
   std::uint64_t count = 0;
   while (auto envelope = co_await ctx.recv()) {
-    match(
+    co_await handle(
         *envelope, [&](const Increment&) { ++count; },
         [&](const GetValue&, ResponseToken<GetValue> token) { ctx.respond(std::move(token), count); });
   }
@@ -179,7 +179,7 @@ struct NestedConfig {
 };
 Task<> nested_actor(Context<NestedConfig> ctx) {
   while (auto envelope = co_await ctx.recv()) {
-    match(*envelope, [&](const Echo&, ResponseToken<Echo> token) {
+    co_await handle(*envelope, [&](const Echo&, ResponseToken<Echo> token) {
       const auto& c = ctx.config();
       ctx.respond(std::move(token), fmt::format("{} {}ms {}B {}", c.step, c.limits.flush_every.count(),
                                                 c.limits.max_frame.bytes, c.ports.size()));

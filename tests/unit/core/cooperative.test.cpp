@@ -29,7 +29,7 @@ Task<> self_feeding(Context<NoConfig, Key> ctx) {
   std::uint64_t ticks = 0;
   while (auto envelope = co_await ctx.recv()) {
     bool tick = false;
-    match(
+    co_await handle(
         *envelope, [&](const Start&) { tick = true; },
         [&](const Tick&) {
           ++ticks;
@@ -57,7 +57,7 @@ Task<> busy_yielding(Context<NoConfig, Key> ctx) {
       if (polled.error() == TryRecvError::Closed) break;
       continue;
     }
-    match(
+    co_await handle(
         polled.value(), [&](const GetValue&, ResponseToken<GetValue> token) { ctx.respond(std::move(token), rounds); },
         [&](const Question&, ResponseToken<Question> token) {
           ctx.respond(std::move(token), std::to_string(ctx.key()));

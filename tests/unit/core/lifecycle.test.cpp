@@ -37,7 +37,7 @@ Outcome<Key> route_workers(const Envelope& e) {
 
 Task<> worker(Context<NoConfig, Key> ctx) {
   while (auto envelope = co_await ctx.recv()) {
-    match(
+    co_await handle(
         *envelope, [&](const Boom& m) { throw std::runtime_error("kaboom: " + m.why); },
         [&](const Question&, ResponseToken<Question> token) {
           ctx.respond(std::move(token), std::to_string(ctx.addr().raw()));

@@ -43,7 +43,7 @@ Task<> fifo_consumer(Context<NoConfig, Key> ctx) {
   std::uint32_t done = 0;
   std::optional<ResponseToken<GetFifoReport>> waiting;
   while (auto envelope = co_await ctx.recv()) {
-    match(
+    co_await handle(
         *envelope,
         [&](const Numbered& m) {
           ++report.received;
@@ -128,7 +128,7 @@ Task<> gated(Context<NoConfig, Key> ctx) {
   if (!answer || answer.value() == "exit") co_return;
   while (auto envelope = co_await ctx.recv()) {
     Seen seen;
-    match(
+    co_await handle(
         *envelope,
         [&](const Numbered& m) {
           seen = Seen{m.seq, "numbered"};
@@ -152,16 +152,16 @@ Task<> producer(Context<NoConfig, Key> ctx) {
       std::ignore = ctx.unbounded_send(Seen{i, "attempt"});
       Numbered numbered{1, i};
       auto sent = co_await ctx.send_to(ctx.group_addr(), std::move(numbered));
-      std::ignore = ctx.unbounded_send(Seen{i, sent ? "sent" : "failed:" + name_of(sent.error())});
+      std::ignore = ctx.unbounded_send(Seen{i, sent ? "sent" : "failed:" + name_of(sent.error().kind())});
     }
   }
 }
 
 Task<> prober(Context<NoConfig, Key> ctx) {
   while (auto envelope = co_await ctx.recv()) {
-    match(*envelope, [&](const Probe& p, ResponseToken<Probe> token) {
+    co_await handle(*envelope, [&](const Probe& p, ResponseToken<Probe> token) {
       Keyed payload{p.key, {}, p.mode};
-      Result<void, SendError> result;
+      Result<void, SendError<Keyed>> result;
       if (p.mode == "unbounded") {
         result = ctx.unbounded_send_to(Addr{p.to}, payload);
       } else if (p.to == 0) {

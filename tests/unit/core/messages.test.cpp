@@ -223,22 +223,35 @@ TEST_CASE("a request's token taken from an envelope without a requester is forgo
   std::move(token).respond("nobody listens");  // does nothing, and does not crash
 }
 
-TEST_CASE("match calls the first handler whose message type fits, or none", "[core][messages]") {
+// A synchronous handler runs inside `handle` itself: the awaitable is ready, with the answer.
+template <class... H>
+bool handled_now(Envelope& envelope, H&&... handlers) {
+  auto awaitable = handle(envelope, std::forward<H>(handlers)...);
+  REQUIRE(awaitable.await_ready());
+  return awaitable.await_resume();
+}
+
+TEST_CASE("handle calls the first handler whose message type fits, or none", "[core][messages]") {
   Envelope envelope = Envelope::make(Increment{4}, Addr{}, TraceId{});
   std::string called;
-  CHECK(match(
+  CHECK(handled_now(
       envelope, [&](const Numbered&) { called = "numbered"; },
       [&](const Increment& m) { called = fmt::format("inc{}", m.delta); }, [&](const Envelope&) { called = "any"; }));
   CHECK(called == "inc4");
 
   called.clear();
-  CHECK(match(
+  CHECK(handled_now(
       envelope, [&](const Envelope& e) { called = std::string(e.name()); },
       [&](const Increment&) { called = "late"; }));
   CHECK(called == "Increment");
 
   called.clear();
-  CHECK_FALSE(match(envelope, [&](const Numbered&) { called = "numbered"; }));
+  CHECK(handled_now(
+      envelope, [&](const Numbered&) { called = "numbered"; }, [&](const auto& e) { called = std::string(e.name()); }));
+  CHECK(called == "Increment");
+
+  called.clear();
+  CHECK_FALSE(handled_now(envelope, [&](const Numbered&) { called = "numbered"; }));
   CHECK(called.empty());
 }
 
@@ -260,11 +273,14 @@ TEST_CASE("an address packs node, group, generation and slot", "[core][messages]
 
 TEST_CASE("every messaging error has its own readable message", "[core][messages]") {
   std::vector<std::string> texts;
-  for (SendError e : {SendError::NoRoute, SendError::Closed, SendError::Full, SendError::UnknownAddr}) {
+  for (SendErrorKind e :
+       {SendErrorKind::NoRoute, SendErrorKind::Closed, SendErrorKind::Full, SendErrorKind::UnknownAddr}) {
     texts.emplace_back(to_string(e));
     CHECK(fmt::format("{}", e) == to_string(e));
+    CHECK(fmt::format("{}", SendError<Increment>{e, Increment{}}) == to_string(e));
   }
   for (RequestError e : {RequestError::Failed, RequestError::Ignored}) texts.emplace_back(to_string(e));
+  CHECK(to_string(RequestError{RequestError::Failed, "why"}) == "failed: why");
   for (const auto& text : texts) CHECK_FALSE(text.empty());
   auto unique = sorted(texts);
   CHECK(std::adjacent_find(unique.begin(), unique.end()) == unique.end());

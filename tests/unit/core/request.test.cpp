@@ -17,7 +17,7 @@ namespace {
 Task<> counter(Context<> ctx) {
   std::uint64_t value = 0;
   while (auto envelope = co_await ctx.recv()) {
-    match(
+    co_await handle(
         *envelope, [&](const Increment& m) { value += m.delta; },
         [&](const GetValue&, ResponseToken<GetValue> token) { ctx.respond(std::move(token), value); },
         [&](const Echo&, ResponseToken<Echo>) { /* dropped on purpose: Ignored */ });
@@ -83,7 +83,7 @@ Task<> responder(Context<NoConfig, Key> ctx) {
   }
   while (auto envelope = co_await ctx.recv()) {
     std::optional<Seen> report;
-    match(*envelope, [&](const Question& q, ResponseToken<Question> token) {
+    co_await handle(*envelope, [&](const Question& q, ResponseToken<Question> token) {
       if (key >= 100 && key < 200) return;  // the token dies unanswered
       if (key >= 300) report = Seen{key, token.is_forgotten() ? "forgotten" : "obligated"};
       ctx.respond(std::move(token), std::to_string(key));

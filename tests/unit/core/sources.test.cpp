@@ -122,7 +122,7 @@ Task<> source_user(Ctx ctx) {
     std::string out;
     std::uint64_t key = 0;
     bool exit = false;
-    match(
+    co_await handle(
         *envelope,
         [&](const Cmd& cmd) {
           out = "ack:" + cmd.what;

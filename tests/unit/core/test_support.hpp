@@ -31,21 +31,25 @@ namespace elfin::test {
 /// How long any wait in the tests may take before it fails.
 inline constexpr std::chrono::milliseconds kDeadline{5000};
 
-inline std::string name_of(SendError e) {
+inline std::string name_of(SendErrorKind e) {
   switch (e) {
-    case SendError::NoRoute:
+    case SendErrorKind::NoRoute:
       return "NoRoute";
-    case SendError::Closed:
+    case SendErrorKind::Closed:
       return "Closed";
-    case SendError::Full:
+    case SendErrorKind::Full:
       return "Full";
-    case SendError::UnknownAddr:
+    case SendErrorKind::UnknownAddr:
       return "UnknownAddr";
   }
   return "?";
 }
-inline std::string name_of(RequestError e) { return e == RequestError::Failed ? "Failed" : "Ignored"; }
-inline std::string name_of(const Result<void, SendError>& r) { return r ? "ok" : name_of(r.error()); }
+inline std::string name_of(const RequestError& e) { return e == RequestError::Failed ? "Failed" : "Ignored"; }
+inline std::string name_of(const Result<void, SendErrorKind>& r) { return r ? "ok" : name_of(r.error()); }
+template <class M>
+std::string name_of(const Result<void, SendError<M>>& r) {
+  return r ? "ok" : name_of(r.error().kind());
+}
 /// "ok:<value>" or "err:<RequestError>".
 inline std::string describe(const Result<std::string, RequestError>& r) {
   return r ? "ok:" + r.value() : "err:" + name_of(r.error());

@@ -221,7 +221,7 @@ Task<> hopper(Context<> ctx) {
   while (auto envelope = co_await ctx.recv()) {
     std::optional<std::uint64_t> next;
     bool spin = false;
-    match(
+    co_await handle(
         *envelope, [&](const Start&) { next = 50; },
         [&](const Tick& t) {
           if (t.n > 0) next = t.n - 1;

@@ -50,7 +50,7 @@ Task<> b_actor(Context<NoConfig, Key> ctx) {
   while (auto envelope = co_await ctx.recv()) {
     if (envelope->vtable().is_system) continue;
     journal().add(fmt::format("b/{}:{}", ctx.key(), describe_message(*envelope)));
-    match(*envelope,
+    co_await handle(*envelope,
           [&](const WhoAmI&, ResponseToken<WhoAmI> token) { ctx.respond(std::move(token), ctx.addr().raw()); });
   }
 }
@@ -59,7 +59,7 @@ Task<> c_actor(Context<> ctx) {
   while (auto envelope = co_await ctx.recv()) {
     if (envelope->vtable().is_system) continue;
     journal().add("c/_:" + describe_message(*envelope));
-    match(*envelope, [&](const Echo&, ResponseToken<Echo> token) {
+    co_await handle(*envelope, [&](const Echo&, ResponseToken<Echo> token) {
       ctx.respond(std::move(token), std::to_string(ctx.addr().raw()));
     });
   }

@@ -59,7 +59,7 @@ Task<> traced(Context<NoConfig, Key> ctx) {
     std::optional<Keyed> forward;
     std::optional<Question> question;
     const TraceId received = envelope->trace_id();
-    match(
+    co_await handle(
         *envelope,
         [&](const Keyed& k) {
           if (k.mode == "renew_and_forward") ctx.set_trace_id(TraceId::generate());

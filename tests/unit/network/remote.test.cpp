@@ -232,7 +232,7 @@ TEST_CASE("a slow receiver slows the sender: try_send reports Full and nothing i
       full_since = {};
       continue;
     }
-    REQUIRE(sent.error() == elfin::SendError::Full);
+    REQUIRE(sent.error() == elfin::SendErrorKind::Full);
     const auto now = std::chrono::steady_clock::now();
     if (full_since == std::chrono::steady_clock::time_point{}) full_since = now;
     if (now - full_since > 1s) break;
@@ -262,7 +262,7 @@ TEST_CASE("while a node is gone requests fail at once; when it is back traffic r
   auto refused = one.request_fallible(Add{"x", 1});
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error() == elfin::RequestError::Failed);
-  CHECK(one.try_send(Increment{"x", 0}).error() == elfin::SendError::NoRoute);
+  CHECK(one.try_send(Increment{"x", 0}).error() == elfin::SendErrorKind::NoRoute);
 
   // Node 2 restarts on the same address (a new process would have a new launch id too).
   two = server(2, address);

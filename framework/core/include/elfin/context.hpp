@@ -1,8 +1,9 @@
 // Context: an actor's handle on the world — its identity, its config, its mailbox, and every way
 // to talk to other actors.
 //
-//   send(m)            co_await: waits while a recipient's mailbox is full   → Result<void, SendError>
-//   try_send(m)        never waits: Full / Closed / NoRoute                 → Result<void, SendError>
+//   send(m)            co_await: waits while a recipient's mailbox is full   → SendResult<M>
+//   try_send(m)        never waits: Full / Closed / NoRoute                 → SendResult<M>
+//                      a failed send gives the message back: std::move(r).error().into_message()
 //   unbounded_send(m)  ignores capacity (use sparingly: it can grow mailboxes without bound)
 //   *_to(addr, m)      to an address: a group's (its router decides) or an actor's (no routing)
 //   request(r)         co_await: the first Ok answer, else Failed / Ignored  → Result<R::Response, RequestError>
@@ -76,28 +77,28 @@ class Context {
 
   // --- sending --------------------------------------------------------------------------------
   template <Message M>
-  [[nodiscard]] detail::SendAwaitable send(M message) {
+  [[nodiscard]] detail::SendAwaitable<M> send(M message) {
     return {cell_, routed(std::move(message), detail::SendMode::Bounded)};
   }
   template <Message M>
-  Result<void, SendError> try_send(M message) {
-    return now(routed(std::move(message), detail::SendMode::Try));
+  SendResult<M> try_send(M message) {
+    return now<M>(routed(std::move(message), detail::SendMode::Try));
   }
   template <Message M>
-  Result<void, SendError> unbounded_send(M message) {
-    return now(routed(std::move(message), detail::SendMode::Unbounded));
+  SendResult<M> unbounded_send(M message) {
+    return now<M>(routed(std::move(message), detail::SendMode::Unbounded));
   }
   template <Message M>
-  [[nodiscard]] detail::SendAwaitable send_to(Addr to, M message) {
+  [[nodiscard]] detail::SendAwaitable<M> send_to(Addr to, M message) {
     return {cell_, direct(to, std::move(message), detail::SendMode::Bounded)};
   }
   template <Message M>
-  Result<void, SendError> try_send_to(Addr to, M message) {
-    return now(direct(to, std::move(message), detail::SendMode::Try));
+  SendResult<M> try_send_to(Addr to, M message) {
+    return now<M>(direct(to, std::move(message), detail::SendMode::Try));
   }
   template <Message M>
-  Result<void, SendError> unbounded_send_to(Addr to, M message) {
-    return now(direct(to, std::move(message), detail::SendMode::Unbounded));
+  SendResult<M> unbounded_send_to(Addr to, M message) {
+    return now<M>(direct(to, std::move(message), detail::SendMode::Unbounded));
   }
 
   // --- requests -------------------------------------------------------------------------------
@@ -171,9 +172,10 @@ class Context {
   detail::SendOp direct(Addr to, M message, detail::SendMode mode) {
     return {cell_->group().system(), to, outgoing(std::move(message)), mode};
   }
-  Result<void, SendError> now(detail::SendOp op) {
+  template <Message M>
+  SendResult<M> now(detail::SendOp op) {
     std::ignore = op.run(nullptr);  // Try/Unbounded never wait
-    return op.result();
+    return std::move(op).template typed_result<M>();
   }
 
   friend struct detail::ActorCellAccess;

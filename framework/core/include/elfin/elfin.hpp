@@ -17,7 +17,7 @@
 #include <elfin/interval.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/map_router.hpp>
-#include <elfin/match.hpp>
+#include <elfin/handle.hpp>
 #include <elfin/message.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/outcome.hpp>

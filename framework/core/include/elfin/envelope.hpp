@@ -69,6 +69,16 @@ class Envelope {
   [[nodiscard]] const M* get() const {
     return is<M>() ? &static_cast<const detail::TypedBlock<M>*>(block_)->message : nullptr;
   }
+  /// The message moved out of a handle nobody else shares (a send that reached no mailbox), or a
+  /// copy when another handle (a dump waiting to be written) still reads it. The handle must hold
+  /// an `M`.
+  template <Message M>
+  [[nodiscard]] M take_message() && {
+    auto* typed = static_cast<detail::TypedBlock<M>*>(block_);
+    // Acquire: a handle released on another thread is fully done with the message before we move it.
+    if (block_->refs.load(std::memory_order_acquire) == 1) return std::move(typed->message);
+    return typed->message;
+  }
   /// The message, type-erased (see `vtable()`).
   [[nodiscard]] const void* data() const { return block_->vtable->data(block_); }
 

@@ -7,6 +7,10 @@
 //   struct GetValue {
 //     ELFIN_REQUEST(counter, GetValue, std::uint32_t); // a request: its response type comes third
 //   };
+//   struct Withdraw {                                  // a response type with a comma in parentheses
+//     std::int64_t amount = 0;
+//     ELFIN_REQUEST(bank, Withdraw, (elfin::Result<std::int64_t, std::string>), amount);
+//   };
 //
 // The declaration gives the type its identity on the wire, `(protocol, name)`, a msgpack encoding
 // with named fields (so protocols can evolve, see the guide's "Protocol evolution"), and a
@@ -166,9 +170,19 @@ inline constexpr bool kIsSystemMessage = M::elfin_protocol == std::string_view{"
 #define ELFIN_EXTERN_MESSAGE(Type_) extern template const ::elfin::MessageVTable& ::elfin::vtable_of<Type_>() noexcept
 #define ELFIN_INSTANTIATE_MESSAGE(Type_) template const ::elfin::MessageVTable& ::elfin::vtable_of<Type_>() noexcept
 
+// ELFIN_DETAIL_UNPAREN((A, B)) is `A, B`; ELFIN_DETAIL_UNPAREN(A) is `A`: the probe swallows the
+// parentheses when there are some, and the paste removes the probe's name either way.
+#define ELFIN_DETAIL_PAREN_PROBE(...) ELFIN_DETAIL_PAREN_PROBE __VA_ARGS__
+#define ELFIN_DETAIL_UNPAREN_PASTE(...) ELFIN_DETAIL_UNPAREN_PASTE_(__VA_ARGS__)
+#define ELFIN_DETAIL_UNPAREN_PASTE_(...) ELFIN_DETAIL_NO_##__VA_ARGS__
+#define ELFIN_DETAIL_NO_ELFIN_DETAIL_PAREN_PROBE
+#define ELFIN_DETAIL_UNPAREN(x) ELFIN_DETAIL_UNPAREN_PASTE(ELFIN_DETAIL_PAREN_PROBE x)
+
 /// Declares a request: `ELFIN_REQUEST(protocol, Name, ResponseType, field1, ...);`
-#define ELFIN_REQUEST(protocol_, Name_, Response_, ...) \
-  using Response = Response_;                           \
+/// A response type with a comma goes in parentheses:
+/// `ELFIN_REQUEST(bank, Withdraw, (elfin::Result<std::int64_t, Refusal>), account, amount);`
+#define ELFIN_REQUEST(protocol_, Name_, Response_, ...)   \
+  using Response = ELFIN_DETAIL_UNPAREN(Response_);       \
   ELFIN_MESSAGE(protocol_, Name_ __VA_OPT__(, ) __VA_ARGS__)
 
 #include <elfin/impl/message.hpp>

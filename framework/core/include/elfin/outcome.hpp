@@ -5,7 +5,7 @@
 //   Multicast(keys)       several actors, started if needed
 //   GentleMulticast(keys) several actors, only those already running
 //   Broadcast             every running actor of the group
-//   Discard               nobody (the sender gets SendError::NoRoute if nobody else got it)
+//   Discard               nobody (the sender gets SendErrorKind::NoRoute if nobody else got it)
 //   Default               depends on the message: ValidateConfig → Discard, other elfin system
 //                         messages (UpdateConfig, Terminate, Ping, ...) → Broadcast, user
 //                         messages → Discard

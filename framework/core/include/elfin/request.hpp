@@ -65,7 +65,7 @@ class [[nodiscard]] ResponseToken {
 
  private:
   void drop() {
-    if (auto state = std::move(state_)) state->fail(RequestError::Ignored);
+    if (auto state = std::move(state_)) detail::abandon_answer(std::move(state), RequestError::Ignored);
   }
   std::shared_ptr<detail::RequestState<Response>> state_;
   TraceId trace_id_;

@@ -1,4 +1,4 @@
-// Result<T, E>: a value or an error, elfin's `std::expected` for GCC 12.
+// Result<T, E>: a value or an error (elfin's `std::expected`, which libstdc++ 12 lacks in C++20).
 //
 // Expected failures in elfin (a full mailbox, an ignored request, a bad config) are values, never
 // exceptions. `Result` is deliberately small: construct from a value or from `Err(e)`, test with
@@ -28,6 +28,8 @@ class [[nodiscard]] Result {
   using value_type = T;
   using error_type = E;
 
+  /// A default value, as std::expected has (decoders fill a Result in place).
+  Result() requires std::is_default_constructible_v<T> : storage_(std::in_place_index<0>) {}
   template <class U = T, class = std::enable_if_t<std::is_constructible_v<T, U&&>>>
   Result(U&& value) : storage_(std::in_place_index<0>, std::forward<U>(value)) {}  // NOLINT: implicit on purpose
   template <class G>

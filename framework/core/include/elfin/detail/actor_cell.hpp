@@ -39,6 +39,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <elfin/actor_start_info.hpp>
 #include <elfin/actor_status.hpp>
@@ -49,6 +50,7 @@
 #include <elfin/detail/restart_backoff.hpp>
 #include <elfin/detail/source.hpp>
 #include <elfin/detail/spin_lock.hpp>
+#include <elfin/errors.hpp>
 #include <elfin/message.hpp>
 #include <elfin/restart_policy.hpp>
 #include <elfin/singleton.hpp>
@@ -58,6 +60,7 @@
 namespace elfin::detail {
 
 class GroupRuntime;
+class RequestStateBase;
 
 using PollFn = bool (*)(void* awaiter);
 
@@ -133,6 +136,10 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   /// The actor called recv but takes nothing now (its mailbox is empty, or it spent its budget
   /// and yields first): the message it was handling is done.
   void end_handling();
+  /// Requests whose answer was dropped while the actor unwound an exception (abandon_answer);
+  /// `settle_abandoned` answers them once the outcome is known.
+  void keep_abandoned(std::shared_ptr<RequestStateBase> state) { abandoned_.push_back(std::move(state)); }
+  void settle_abandoned(const RequestError& error);
   /// The sources attached with `ctx.attach`.
   [[nodiscard]] SourceSet& sources() { return sources_; }
   [[nodiscard]] const std::shared_ptr<const void>& config() const { return config_; }
@@ -167,6 +174,7 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   std::shared_ptr<const void> config_;
   std::shared_ptr<const std::string> dump_key_;
   bool dump_key_made_ = false;
+  std::vector<std::shared_ptr<RequestStateBase>> abandoned_;
 
   // External cells (test proxies) are woken through a condition variable, not the scheduler.
   std::mutex ext_mu_;

@@ -20,20 +20,30 @@
 
 namespace elfin::detail {
 
-class [[nodiscard]] SendAwaitable {
+/// Delivers a SendOp, waiting while a mailbox is full; gives the kind of failure (the runtime's
+/// own deliveries, whose message type it does not know).
+class [[nodiscard]] SendOpAwaitable {
  public:
-  SendAwaitable(ActorCell* self, SendOp op) : self_(self), op_(std::move(op)) {}
+  SendOpAwaitable(ActorCell* self, SendOp op) : self_(self), op_(std::move(op)) {}
   bool await_ready() { return op_.run(self_); }
   void await_suspend(std::coroutine_handle<> h) { self_->suspend(h, &poll, this); }
-  Result<void, SendError> await_resume() const { return op_.result(); }
+  Result<void, SendErrorKind> await_resume() const { return op_.result(); }
 
- private:
+ protected:
   static bool poll(void* self) {
-    auto* a = static_cast<SendAwaitable*>(self);
+    auto* a = static_cast<SendOpAwaitable*>(self);
     return a->op_.run(a->self_);
   }
   ActorCell* self_;
   SendOp op_;
+};
+
+/// `co_await ctx.send(m)`: the message given back in the error if no mailbox took it.
+template <Message M>
+class [[nodiscard]] SendAwaitable : public SendOpAwaitable {
+ public:
+  using SendOpAwaitable::SendOpAwaitable;
+  SendResult<M> await_resume() { return std::move(op_).template typed_result<M>(); }
 };
 
 /// Delivers a request, then waits for its answer(s). `All` selects `.all()` semantics.

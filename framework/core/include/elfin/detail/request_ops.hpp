@@ -25,12 +25,14 @@
 #include <msgpack.hpp>
 
 #include <elfin/detail/request_state.hpp>
+#include <elfin/evolution.hpp>
 
 namespace elfin::detail {
 
 enum class AnswerStatus : std::uint8_t { Ok, Failed, Ignored };
 
-/// One answer on its way to another node (`payload`: the response value's msgpack, for Ok).
+/// One answer on its way to another node (`payload`: the response value's msgpack for Ok, the
+/// reason for Failed).
 struct EncodedAnswer {
   AnswerStatus status = AnswerStatus::Failed;
   std::string payload;
@@ -70,23 +72,21 @@ class RemoteRequestState final : public RequestState<T> {
 template <class T>
 [[nodiscard]] EncodedAnswer encode_answer(const Result<T, RequestError>& answer) {
   if (!answer) {
-    return {answer.error() == RequestError::Ignored ? AnswerStatus::Ignored : AnswerStatus::Failed, {}};
+    if (answer.error() == RequestError::Ignored) return {AnswerStatus::Ignored, {}};
+    return {AnswerStatus::Failed, answer.error().reason()};
   }
   msgpack::sbuffer buffer;
-  msgpack::pack(buffer, answer.value());
+  msgpack::packer<msgpack::sbuffer> packer(buffer);
+  pack_value(packer, answer.value());
   return {AnswerStatus::Ok, std::string(buffer.data(), buffer.size())};
 }
 
 template <class T>
 [[nodiscard]] T decode_answer(std::string_view payload) {
   msgpack::object_handle handle = msgpack::unpack(payload.data(), payload.size());
-  if constexpr (std::is_default_constructible_v<T>) {
-    T value{};
-    handle.get().convert(value);
-    return value;
-  } else {
-    return handle.get().as<T>();
-  }
+  T value{};
+  decode_value(handle.get(), value);
+  return value;
 }
 
 template <class T>
@@ -110,7 +110,7 @@ const RequestOps* request_ops_for() noexcept {
                           TraceId trace) -> std::optional<std::string> {
         auto& state = static_cast<RequestState<T>&>(base);
         if (answers.empty()) {
-          state.fail(RequestError::Failed);
+          state.fail(RequestError{RequestError::Failed, std::string(kReachedNoOne)});
           return std::nullopt;
         }
         for (std::size_t i = 1; i < answers.size(); ++i) state.add_delivery();
@@ -122,14 +122,14 @@ const RequestOps* request_ops_for() noexcept {
                 state.respond(decode_answer<T>(answer.payload), trace);
               } catch (const std::exception& e) {
                 problem = fmt::format("a response does not decode: {}", e.what());
-                state.fail(RequestError::Failed);
+                state.fail(RequestError{RequestError::Failed, *problem});
               }
               break;
             case AnswerStatus::Ignored:
               state.fail(RequestError::Ignored);
               break;
             case AnswerStatus::Failed:
-              state.fail(RequestError::Failed);
+              state.fail(RequestError{RequestError::Failed, std::string(answer.payload)});
               break;
           }
         }

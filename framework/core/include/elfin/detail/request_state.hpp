@@ -43,7 +43,7 @@ class RequestStateBase {
   /// The push after `add_delivery` failed: that mailbox owes nothing.
   void cancel_delivery() { finish_one(std::nullopt); }
   /// A recipient will never answer.
-  void fail(RequestError error) { finish_one(error); }
+  void fail(RequestError error) { finish_one(std::move(error)); }
   /// The requester finished delivering; from now on an empty count means "all answered".
   void release_sender() { finish_one(std::nullopt); }
 
@@ -95,7 +95,7 @@ class RequestStateBase {
   void finish_one(std::optional<RequestError> error) {
     settle(
         [&] {
-          if (error) record_error_locked(*error);
+          if (error) record_error_locked(std::move(*error));
           return false;
         },
         true, TraceId{});
@@ -132,7 +132,8 @@ class RequestState : public RequestStateBase {
   /// The answer of an "any" request (call once `done()`).
   Result<T, RequestError> take_any() {
     if (any_result_) return std::move(*any_result_);
-    return Err{best_error_.value_or(RequestError::Failed)};
+    if (best_error_) return Err{std::move(*best_error_)};
+    return Err{RequestError{RequestError::Failed, std::string(kReachedNoOne)}};
   }
   /// Every answer of an "all" request (call once `done()`).
   std::vector<Result<T, RequestError>> take_all() { return std::move(all_results_); }
@@ -140,16 +141,26 @@ class RequestState : public RequestStateBase {
  private:
   void record_error_locked(RequestError error) final {
     if (is_all()) {
-      all_results_.emplace_back(Err{error});
-    } else if (!best_error_ || error == RequestError::Ignored) {
-      best_error_ = error;
+      all_results_.emplace_back(Err{std::move(error)});
+      return;
     }
+    // The best error wins: Ignored (someone handled it) over Failed, and a Failed that says why
+    // over one that does not.
+    const bool better = !best_error_ || (*best_error_ != RequestError::Ignored &&
+                                         (error == RequestError::Ignored || best_error_->reason().empty()));
+    if (better) best_error_ = std::move(error);
   }
 
   std::optional<Result<T, RequestError>> any_result_;
   std::optional<RequestError> best_error_;
   std::vector<Result<T, RequestError>> all_results_;
 };
+
+/// A recipient gives up its answer to `state`: `error`, unless the actor running on this thread
+/// is unwinding an exception (the handler threw): then its cell keeps the state until it knows
+/// the outcome — Failed with the exception's text if the actor fails, `error` if it survives
+/// (it caught the exception itself). Defined in actor_cell.cpp.
+void abandon_answer(std::shared_ptr<RequestStateBase> state, RequestError error) noexcept;
 
 }  // namespace detail
 

@@ -35,7 +35,8 @@ template <class T>
 [[nodiscard]] std::string encode_for_dump(const T& value) {
   dumping::DumpEncodingScope for_dump;
   msgpack::sbuffer buffer;
-  msgpack::pack(buffer, value);
+  msgpack::packer<msgpack::sbuffer> packer(buffer);
+  pack_value(packer, value);
   return std::string(buffer.data(), buffer.size());
 }
 

@@ -40,7 +40,16 @@ class SendOp {
   /// without waiting; a later `run(waiter)` continues with that recipient.
   bool run_until_full();
   [[nodiscard]] bool finished() const { return finished_; }
-  [[nodiscard]] Result<void, SendError> result() const;
+  [[nodiscard]] Result<void, SendErrorKind> result() const;
+  /// The envelope a failed send still holds (no mailbox took it), for giving the message back.
+  [[nodiscard]] Envelope take_envelope() && { return std::move(envelope_); }
+  /// `result()` with the message given back on failure (see SendError).
+  template <Message M>
+  [[nodiscard]] SendResult<M> typed_result() && {
+    auto r = result();
+    if (r) return {};
+    return Err{SendError<M>{r.error(), std::move(*this).take_envelope().template take_message<M>()}};
+  }
 
  private:
   Envelope envelope_;
@@ -51,7 +60,7 @@ class SendOp {
   bool any_ok_ = false;
   bool any_full_ = false;
   bool stop_at_full_ = false;
-  std::optional<SendError> resolve_error_;
+  std::optional<SendErrorKind> resolve_error_;
 };
 
 }  // namespace elfin::detail

@@ -33,7 +33,7 @@ class RemoteRouter {
  public:
   virtual ~RemoteRouter() = default;
   /// Appends the local actors that carry `envelope` to `to`'s node; an error if there are none.
-  [[nodiscard]] virtual std::optional<SendError> resolve(Addr to, const Envelope& envelope, Targets& out) = 0;
+  [[nodiscard]] virtual std::optional<SendErrorKind> resolve(Addr to, const Envelope& envelope, Targets& out) = 0;
 };
 
 /// The state named `name` of this system, made by `make` on first use and kept until the system is

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include <elfin/evolution.hpp>
+#include <elfin/result.hpp>
 
 namespace elfin::detail {
 
@@ -32,6 +34,10 @@ template <class T>
 struct IsStdVariant : std::false_type {};
 template <class... Ts>
 struct IsStdVariant<std::variant<Ts...>> : std::true_type {};
+template <class T>
+struct IsResult : std::false_type {};
+template <class T, class E>
+struct IsResult<Result<T, E>> : std::true_type {};
 template <class T>
 struct IsStdVector : std::false_type {};
 template <class T, class A>
@@ -62,6 +68,46 @@ concept ElementwiseVector =
     IsStdVector<T>::value && !std::is_same_v<typename T::value_type, bool> &&
     !std::is_same_v<typename T::value_type, char> && !std::is_same_v<typename T::value_type, unsigned char> &&
     !std::is_same_v<typename T::value_type, std::byte>;
+
+template <class T>
+concept HasMsgpackMember = requires(const T& value, msgpack::packer<msgpack::sbuffer>& packer) {
+  value.msgpack_pack(packer);
+};
+template <class T>
+struct IsChronoDuration : std::false_type {};
+template <class Rep, class Period>
+struct IsChronoDuration<std::chrono::duration<Rep, Period>> : std::true_type {};
+
+/// Whether values of T travel as messages' fields and responses do (locally, in dumps and across
+/// nodes): numbers, booleans, strings, ELFIN_ENUM enums, ELFIN_PART / ELFIN_MESSAGE / ELFIN_NEWTYPE
+/// structs and types with msgpack-c members, durations, and std::optional, std::variant,
+/// std::vector, elfin::Result, maps, sets, pairs, tuples and arrays of those.
+template <class T>
+consteval bool is_encodable() {
+  if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, std::string> || NamedEnum<T> || FieldMap<T> ||
+                Newtype<T> || HasMsgpackMember<T> || IsChronoDuration<T>::value) {
+    return true;
+  } else if constexpr (IsStdOptional<T>::value || IsStdVector<T>::value) {
+    return is_encodable<typename T::value_type>();
+  } else if constexpr (IsStdVariant<T>::value) {
+    return []<class... Ts>(std::type_identity<std::variant<Ts...>>) {
+      return (is_encodable<Ts>() && ...);
+    }(std::type_identity<T>{});
+  } else if constexpr (IsResult<T>::value) {
+    return (std::is_void_v<typename T::value_type> || is_encodable<typename T::value_type>()) &&
+           is_encodable<typename T::error_type>();
+  } else if constexpr (requires { typename T::key_type; typename T::mapped_type; }) {
+    return is_encodable<typename T::key_type>() && is_encodable<typename T::mapped_type>();
+  } else if constexpr (requires { typename T::key_type; }) {
+    return is_encodable<typename T::key_type>();
+  } else if constexpr (requires { std::tuple_size<T>::value; }) {
+    return []<std::size_t... I>(std::index_sequence<I...>) {
+      return (is_encodable<std::tuple_element_t<I, T>>() && ...);
+    }(std::make_index_sequence<std::tuple_size_v<T>>{});
+  } else {
+    return false;
+  }
+}
 
 template <std::integral T>
 [[nodiscard]] constexpr std::string_view integer_name() {
@@ -101,6 +147,8 @@ template <class T>
     (std::make_index_sequence<std::variant_size_v<T>>{});
   } else if constexpr (IsStdVector<T>::value) {
     return "array";
+  } else if constexpr (IsResult<T>::value) {
+    return "map with one key, Ok or Err";
   } else if constexpr (FieldMap<T>) {
     return "map";
   } else {
@@ -121,6 +169,22 @@ void pack_value(Packer& packer, const T& value) {
     }
   } else if constexpr (IsStdVariant<T>::value) {
     std::visit([&](const auto& alternative) { pack_value(packer, alternative); }, value);
+  } else if constexpr (IsResult<T>::value) {
+    // serde's externally tagged form, as elfo encodes a Result: {"Ok": value} or {"Err": error}.
+    packer.pack_map(1);
+    if (value.ok()) {
+      packer.pack_str(2);
+      packer.pack_str_body("Ok", 2);
+      if constexpr (std::is_void_v<typename T::value_type>) {
+        packer.pack_nil();
+      } else {
+        pack_value(packer, value.value());
+      }
+    } else {
+      packer.pack_str(3);
+      packer.pack_str_body("Err", 3);
+      pack_value(packer, value.error());
+    }
   } else if constexpr (ElementwiseVector<T>) {
     packer.pack_array(static_cast<std::uint32_t>(value.size()));
     for (const auto& element : value) pack_value(packer, element);
@@ -196,6 +260,31 @@ void decode_variant(const msgpack::object& o, std::variant<Ts...>& out) {
   if (!decoded) throw_expected(expected_name<std::variant<Ts...>>(), o);
 }
 
+template <class T, class E>
+void decode_result(const msgpack::object& o, Result<T, E>& out) {
+  if (o.type != msgpack::type::MAP || o.via.map.size != 1 || o.via.map.ptr[0].key.type != msgpack::type::STR) {
+    throw_expected(expected_name<Result<T, E>>(), o);
+  }
+  const auto& key = o.via.map.ptr[0].key.via.str;
+  const msgpack::object& inner = o.via.map.ptr[0].val;
+  const std::string_view tag{key.ptr, key.size};
+  if (tag == "Ok") {
+    if constexpr (std::is_void_v<T>) {
+      out = Result<void, E>{};
+    } else {
+      T value{};
+      decode_value(inner, value);
+      out = Result<T, E>{std::move(value)};
+    }
+  } else if (tag == "Err") {
+    E error{};
+    decode_value(inner, error);
+    out = Result<T, E>{Err{std::move(error)}};
+  } else {
+    throw_expected(expected_name<Result<T, E>>(), o);
+  }
+}
+
 template <class T>
 void decode_value(const msgpack::object& o, T& out) {
   if constexpr (std::is_same_v<T, bool>) {
@@ -236,6 +325,8 @@ void decode_value(const msgpack::object& o, T& out) {
     }
   } else if constexpr (IsStdVariant<T>::value) {
     decode_variant(o, out);
+  } else if constexpr (IsResult<T>::value) {
+    decode_result(o, out);
   } else if constexpr (ElementwiseVector<T>) {
     if (o.type != msgpack::type::ARRAY) throw_expected("array", o);
     out.resize(o.via.array.size);

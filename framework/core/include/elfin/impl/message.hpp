@@ -37,6 +37,10 @@ constexpr auto copy_for_dump_of() noexcept -> void (*)(const void*, void*) noexc
 template <class M>
 const RequestOps* request_ops_of() noexcept {
   if constexpr (Request<M>) {
+    static_assert(is_encodable<typename M::Response>(),
+                  "a request's response type must be encodable: a number, bool, std::string, an ELFIN_ENUM, "
+                  "an ELFIN_PART or ELFIN_MESSAGE struct, or std::optional, std::variant, std::vector, "
+                  "elfin::Result, std::map of those (elfin/evolution.hpp)");
     return request_ops_for<typename M::Response>();
   } else {
     return nullptr;

@@ -29,7 +29,7 @@ namespace elfin::network {
 
 /// "ELFINNET" read as a little-endian u64: the first field of every Hello.
 inline constexpr std::uint64_t kMagic = 0x54454E4E49464C45;
-inline constexpr std::uint16_t kProtocolVersion = 1;
+inline constexpr std::uint16_t kProtocolVersion = 2;
 inline constexpr std::uint32_t kDefaultMaxFrameSize = 16 * 1024 * 1024;
 /// Bytes of the length prefix in front of every body.
 inline constexpr std::size_t kLengthPrefixSize = 4;
@@ -103,7 +103,7 @@ struct MessageFrame {
 enum class ResponseStatus : std::uint8_t { Ok = 0, Failed = 1, Ignored = 2 };
 struct ResponseItem {
   ResponseStatus status = ResponseStatus::Ok;
-  std::string_view payload;  ///< msgpack bytes when Ok, else empty
+  std::string_view payload;  ///< msgpack bytes when Ok, the reason (UTF-8) when Failed, empty when Ignored
   friend bool operator==(const ResponseItem&, const ResponseItem&) = default;
 };
 /// The answers to one request (several for a request to all).

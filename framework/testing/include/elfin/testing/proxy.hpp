@@ -28,6 +28,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -72,17 +73,18 @@ class Proxy {
   void send_to(Addr to, M message) {
     must(blocking_send(direct_op(to, make(std::move(message)), detail::SendMode::Bounded)), "send_to", M::elfin_name);
   }
+  /// A failed send gives the message back, as `ctx.try_send` does.
   template <Message M>
-  Result<void, SendError> try_send(M message) {
-    return blocking_send(routed_op(make(std::move(message)), detail::SendMode::Try));
+  SendResult<M> try_send(M message) {
+    return given_back<M>(routed_op(make(std::move(message)), detail::SendMode::Try));
   }
   template <Message M>
-  Result<void, SendError> try_send_to(Addr to, M message) {
-    return blocking_send(direct_op(to, make(std::move(message)), detail::SendMode::Try));
+  SendResult<M> try_send_to(Addr to, M message) {
+    return given_back<M>(direct_op(to, make(std::move(message)), detail::SendMode::Try));
   }
   template <Message M>
-  Result<void, SendError> unbounded_send(M message) {
-    return blocking_send(routed_op(make(std::move(message)), detail::SendMode::Unbounded));
+  SendResult<M> unbounded_send(M message) {
+    return given_back<M>(routed_op(make(std::move(message)), detail::SendMode::Unbounded));
   }
 
   /// Requests from the subject and returns the answer; throws ProxyError on Failed/Ignored.
@@ -149,7 +151,13 @@ class Proxy {
   }
   detail::SendOp routed_op(Envelope envelope, detail::SendMode mode) const;
   detail::SendOp direct_op(Addr to, Envelope envelope, detail::SendMode mode) const;
-  Result<void, SendError> blocking_send(detail::SendOp op);
+  Result<void, SendErrorKind> blocking_send(detail::SendOp& op);
+  Result<void, SendErrorKind> blocking_send(detail::SendOp&& op) { return blocking_send(op); }
+  template <Message M>
+  SendResult<M> given_back(detail::SendOp op) {
+    std::ignore = blocking_send(op);
+    return std::move(op).template typed_result<M>();
+  }
   /// Waits for a condition the runtime signals through this proxy's cell; throws on timeout.
   template <class Done>
   void wait(Done done, const char* what) {
@@ -162,7 +170,7 @@ class Proxy {
   }
   bool wait_signal(std::chrono::steady_clock::time_point deadline);
   detail::Waker waker() const;
-  static void must(const Result<void, SendError>& result, const char* call, std::string_view name);
+  static void must(const Result<void, SendErrorKind>& result, const char* call, std::string_view name);
 
   template <Request R, bool All>
   std::shared_ptr<detail::RequestState<typename R::Response>> issue(R request, std::optional<Addr> to) {

@@ -83,6 +83,7 @@ TEST_CASE("shard_of is jump(xxh64(key, 0), N) for jump-xxh64 and abs(hashCode % 
   CHECK(jump.shard_of("user:42").value() == 717);  // xxh64 0xDC1FEA7DA8D2D1C2, computed apart
   CHECK(jump.shard_of("").value() == 332);
   CHECK(shardcake.shard_of("hello").value() == 23);
+  CHECK(shardcake.shard_of("").value() == 1);  // the empty string hashes to 0
   CHECK(shardcake.shard_of("polygenelubricants").value() == 249);
   CHECK(shardcake.shard_of("\xF0\x9F\x98\x80").value() == 200);  // U+1F600: 1772899 % 300 + 1
   for (int i = 0; i < 1000; ++i) {

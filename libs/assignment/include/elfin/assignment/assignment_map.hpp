@@ -40,7 +40,7 @@ struct PlanError {
   friend bool operator==(const PlanError&, const PlanError&) = default;
 };
 
-class AssignmentMap {
+class [[nodiscard]] AssignmentMap {
  public:
   /// No shards, epoch 0.
   AssignmentMap() = default;

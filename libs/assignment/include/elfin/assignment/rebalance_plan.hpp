@@ -29,7 +29,7 @@ struct Move {
   friend bool operator==(const Move&, const Move&) = default;
 };
 
-struct RebalancePlan {
+struct [[nodiscard]] RebalancePlan {
   std::vector<Move> moves;  ///< at most one per shard, in shard order
 
   [[nodiscard]] bool empty() const noexcept { return moves.empty(); }

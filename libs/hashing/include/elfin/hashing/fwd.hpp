@@ -7,7 +7,7 @@ namespace elfin::hashing {
 
 using ShardId = std::uint32_t;
 enum class ShardAlgorithm : std::uint8_t;
-class ShardFunction;
+class [[nodiscard]] ShardFunction;
 struct ShardFunctionError;
 struct ShardFunctionMismatch;
 struct Utf8Error;

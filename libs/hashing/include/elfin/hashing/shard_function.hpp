@@ -44,7 +44,7 @@ struct ShardFunctionError {
   friend bool operator==(const ShardFunctionError&, const ShardFunctionError&) = default;
 };
 
-class ShardFunction {
+class [[nodiscard]] ShardFunction {
  public:
   static constexpr std::uint32_t kMaxShards = 0x7FFF'FFFF;
 

@@ -3,6 +3,7 @@
 // strings' UTF-16LE encoding, in Python.
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
 #include <string_view>
 
@@ -74,4 +75,60 @@ TEST_CASE("java_string_hash_utf8 refuses bytes that are not UTF-8, naming the of
   CHECK(error_of("x\xED\xA0\xBD") == Utf8Error{Utf8ErrorKind::Surrogate, 1});  // CESU-8 D83D
   CHECK(error_of("\xF4\x90\x80\x80") == Utf8Error{Utf8ErrorKind::OutOfRange, 0});
   CHECK(fmt::format("{}", error_of("ab\x80")) == "not UTF-8 at byte 2: a byte that cannot start a character");
+}
+
+TEST_CASE("java_string_hash_utf8 agrees with java_string_hash on random text from every plane", "[hashing]") {
+  // Code points drawn at random (surrogates excluded), encoded to UTF-8 and to UTF-16 here, by
+  // the definitions, independently of the library's decoder.
+  std::mt19937 random(16);
+  std::uniform_int_distribution<std::uint32_t> any(0, 0x10FFFF - 0x800);
+  std::uniform_int_distribution<int> length(0, 12);
+  for (int i = 0; i < 20000; ++i) {
+    std::string utf8;
+    std::u16string utf16;
+    const int n = length(random);
+    for (int k = 0; k < n; ++k) {
+      std::uint32_t cp = any(random);
+      if (cp >= 0xD800) cp += 0x800;  // skip U+D800-U+DFFF
+      if (cp < 0x80) {
+        utf8 += static_cast<char>(cp);
+      } else if (cp < 0x800) {
+        utf8 += static_cast<char>(0xC0 | (cp >> 6));
+        utf8 += static_cast<char>(0x80 | (cp & 0x3F));
+      } else if (cp < 0x10000) {
+        utf8 += static_cast<char>(0xE0 | (cp >> 12));
+        utf8 += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        utf8 += static_cast<char>(0x80 | (cp & 0x3F));
+      } else {
+        utf8 += static_cast<char>(0xF0 | (cp >> 18));
+        utf8 += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        utf8 += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        utf8 += static_cast<char>(0x80 | (cp & 0x3F));
+      }
+      if (cp < 0x10000) {
+        utf16 += static_cast<char16_t>(cp);
+      } else {
+        utf16 += static_cast<char16_t>(0xD800 + ((cp - 0x10000) >> 10));
+        utf16 += static_cast<char16_t>(0xDC00 + ((cp - 0x10000) & 0x3FF));
+      }
+    }
+    auto hash = java_string_hash_utf8(utf8);
+    REQUIRE(hash.ok());
+    REQUIRE(*hash == java_string_hash(utf16));
+  }
+}
+
+TEST_CASE("java_string_hash_utf8 reads random bytes without reading past them", "[hashing]") {
+  // Mostly invalid input: either a hash or an error inside the string, never a read beyond it
+  // (the sanitizer builds run this too).
+  std::mt19937 random(8);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_int_distribution<int> length(0, 8);
+  for (int i = 0; i < 50000; ++i) {
+    std::string bytes;
+    const int n = length(random);
+    for (int k = 0; k < n; ++k) bytes += static_cast<char>(byte(random));
+    auto hash = java_string_hash_utf8(bytes);
+    if (!hash.ok()) REQUIRE(hash.error().offset < bytes.size());
+  }
 }

@@ -32,7 +32,10 @@ namespace elfin::assignment {
 
 enum class RoundKind : std::uint8_t {
   Regular,    ///< the periodic round: places orphans if there are any, else evens out the load
-  Immediate,  ///< after a pod unregistered or died: places orphans only
+  /// After a pod unregistered or died: places orphans only. Also the round to run when balancing
+  /// would be unsafe (a pod is unreachable or still joining, as Pekko holds back): orphans are
+  /// never held back.
+  Immediate,
 };
 
 struct RebalanceOptions {

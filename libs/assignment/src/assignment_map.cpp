@@ -1,6 +1,6 @@
 #include <elfin/assignment/assignment_map.hpp>
 
-#include <set>
+#include <algorithm>
 
 namespace elfin::assignment {
 
@@ -64,15 +64,22 @@ AssignmentMap AssignmentMap::without_pod(const PodId& pod) const {
 
 Result<AssignmentMap, PlanError> AssignmentMap::apply(const RebalancePlan& plan) const {
   if (plan.empty()) return *this;
-  AssignmentMap next = *this;
-  std::set<ShardId> seen;
+  // Checked against this map before anything is copied: a plan that does not fit costs no copy,
+  // and the copy below cannot fail half-way.
+  std::vector<ShardId> moved;
+  moved.reserve(plan.moves.size());
   for (const Move& move : plan.moves) {
-    const auto it = next.owners_.find(move.shard);
-    if (it == next.owners_.end()) return Err{PlanError{PlanErrorKind::UnknownShard, move.shard}};
-    if (!seen.insert(move.shard).second) return Err{PlanError{PlanErrorKind::DuplicateShard, move.shard}};
+    const auto it = owners_.find(move.shard);
+    if (it == owners_.end()) return Err{PlanError{PlanErrorKind::UnknownShard, move.shard}};
     if (it->second != move.from) return Err{PlanError{PlanErrorKind::StaleOwner, move.shard}};
-    it->second = move.to;
+    moved.push_back(move.shard);
   }
+  std::sort(moved.begin(), moved.end());
+  if (auto twice = std::adjacent_find(moved.begin(), moved.end()); twice != moved.end()) {
+    return Err{PlanError{PlanErrorKind::DuplicateShard, *twice}};
+  }
+  AssignmentMap next = *this;
+  for (const Move& move : plan.moves) next.owners_.find(move.shard)->second = move.to;
   next.epoch_ = epoch_ + 1;
   return next;
 }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <set>
+#include <utility>
 #include <vector>
 
 namespace elfin::assignment {
@@ -124,34 +126,43 @@ RebalancePlan plan_rebalance(std::span<const Pod> pods, const AssignmentMap& map
     });
   }
 
-  // Steps 3 and 4.
+  // Steps 3 and 4. `candidates` holds the pods that may still gain in this round, ordered by
+  // (load, pod index), so the first is the target and ties go to pod order. A pod leaves it for
+  // good when it loses a shard or reaches the cap, which is why a round costs
+  // O(shards × log pods) rather than a scan of every pod for every shard.
   const std::uint32_t cap =
       balancing ? max_gain_per_round(shard_count, options.rebalance_rate) : std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> gained(pod_count, 0);
   std::vector<bool> losing(pod_count, false);
+  std::set<std::pair<std::uint32_t, std::size_t>> candidates;
+  for (std::size_t p = 0; p < pod_count; ++p) {
+    if (is_newest[p] && cap > 0) candidates.emplace(round.load[p], p);
+  }
   RebalancePlan plan;
   for (std::size_t s : to_place) {
-    std::size_t target = kNone;
-    for (std::size_t p = 0; p < pod_count; ++p) {
-      if (!is_newest[p] || losing[p] || gained[p] >= cap) continue;
-      if (target == kNone || round.load[p] < round.load[target]) target = p;
-    }
-    if (target == kNone) continue;
+    if (candidates.empty()) break;  // it never refills within a round
+    const auto [target_load, target] = *candidates.begin();
     const std::size_t owner = round.owner[s];
     // Covers target == owner as well: moving for a difference of one only swaps the imbalance.
-    if (owner != kNone && round.load[owner] <= round.load[target] + 1) continue;
+    if (owner != kNone && round.load[owner] <= target_load + 1) continue;
+    candidates.erase(candidates.begin());
     ++round.load[target];
-    ++gained[target];
+    if (++gained[target] < cap) candidates.emplace(round.load[target], target);
     if (owner != kNone) {
-      --round.load[owner];
+      if (!losing[owner]) candidates.erase({round.load[owner], owner});
       losing[owner] = true;
+      --round.load[owner];
     }
     round.owner[s] = target;
     const PodId* from = round.recorded[s];
     plan.moves.push_back(Move{round.shards[s], from ? std::optional<PodId>(*from) : std::nullopt,
                               round.pods[target]->id});
   }
-  std::sort(plan.moves.begin(), plan.moves.end(), [](const Move& a, const Move& b) { return a.shard < b.shard; });
+  // Orphans come in shard order already; extras do not.
+  auto by_shard = [](const Move& a, const Move& b) { return a.shard < b.shard; };
+  if (!std::is_sorted(plan.moves.begin(), plan.moves.end(), by_shard)) {
+    std::sort(plan.moves.begin(), plan.moves.end(), by_shard);
+  }
   return plan;
 }
 

@@ -1,6 +1,15 @@
 #include <elfin/hashing/jump_hash.hpp>
 
 #include <cassert>
+#include <cfloat>
+
+// Every client must route a key to the same shard, so the double steps below must be IEEE-754
+// double operations rounded one at a time: not reassociated or contracted (-ffast-math), not
+// carried out in x87 extended precision.
+#if defined(__FAST_MATH__)
+#error "jump_hash.cpp must not be compiled with -ffast-math: clients would disagree on shards"
+#endif
+static_assert(FLT_EVAL_METHOD == 0, "jump_hash needs double arithmetic in double precision (SSE2, not x87)");
 
 namespace elfin::hashing {
 

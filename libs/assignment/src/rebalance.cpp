@@ -73,6 +73,8 @@ std::uint32_t max_gain_per_round(std::size_t shard_count, double rebalance_rate)
   // The tolerance keeps a product such as 300 × 0.02, which binary floating point may put a hair
   // above 6, from becoming 7.
   const double limit = std::ceil(static_cast<double>(shard_count) * rebalance_rate - 1e-9);
+  // ... while any positive rate allows one shard (the tolerance must not take that away).
+  if (limit < 1) return shard_count == 0 ? 0 : 1;
   if (limit >= static_cast<double>(std::numeric_limits<std::uint32_t>::max())) {
     return std::numeric_limits<std::uint32_t>::max();
   }
@@ -97,7 +99,7 @@ RebalancePlan plan_rebalance(std::span<const Pod> pods, const AssignmentMap& map
     all_newest = all_newest && is_newest[p];
   }
 
-  // Step 1: orphans, if any, are all this round places.
+  // Step 1: if there are orphans, placing them is all this round does.
   std::vector<std::size_t> to_place;  // indices into round.shards
   for (std::size_t s = 0; s < shard_count; ++s) {
     if (round.owner[s] == kNone) to_place.push_back(s);

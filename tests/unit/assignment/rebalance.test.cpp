@@ -110,6 +110,8 @@ TEST_CASE("in a regular round no pod gains more than ceil(shards x rebalance_rat
   CHECK(max_gain_per_round(1024, 0.02) == 21);
   CHECK(max_gain_per_round(100, 0.02) == 2);
   CHECK(max_gain_per_round(300, 0.0) == 0);
+  CHECK(max_gain_per_round(300, 1e-15) == 1);
+  CHECK(max_gain_per_round(300, 1.0) == 300);
   // 20 pods of 15, then 5 join: each newcomer gets exactly 6 in the first round and 6 in the
   // second (Shardcake's scale-out simulation), and then everyone holds 12.
   auto all = pods(20);

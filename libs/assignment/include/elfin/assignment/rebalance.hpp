@@ -43,6 +43,8 @@ struct RebalanceOptions {
   /// 6), so a new pod takes its share over several rounds instead of stopping a large part of
   /// the cluster's entities at once. Orphans ignore it. Shardcake's default.
   double rebalance_rate = 0.02;
+
+  friend bool operator==(const RebalanceOptions&, const RebalanceOptions&) = default;
 };
 
 /// What one round moves. Pods listed twice (same id) count once, the first one. Shards the map

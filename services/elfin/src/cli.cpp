@@ -22,6 +22,8 @@
 #include <elfin/system.hpp>
 #include <elfin/telemeter/telemeter.hpp>
 
+#include "shard_command.hpp"
+
 #ifndef ELFIN_VERSION
 #define ELFIN_VERSION "unknown"
 #endif
@@ -48,6 +50,8 @@ commands:
   dump [options] FILE...
         Read dump files: merge, sort by time, filter by trace, group, message, time and
         direction; a table, or --json for NDJSON. `elfin dump --help` lists the options.
+  shard [--function jump|shardcake] [--shards N] KEY...
+        Print the shard each key routes to. `elfin shard --help` lists the options.
 
 options:
   -h, --help     this help
@@ -203,6 +207,7 @@ int dispatch(int argc, char** argv, const BlueprintRegistry& registry) {
     return 0;
   }
   if (command == "dump") return dump({args.begin() + 1, args.end()});
+  if (command == "shard") return shard_command({args.begin() + 1, args.end()}, stdout, stderr);
   if (command != "run" && command != "check") return usage_error(fmt::format("unknown command `{}`", command));
   for (auto arg : args) {
     if (arg == "-h" || arg == "--help") {

@@ -13,6 +13,7 @@
 //   elfin check <topology.toml> [--config <file>] [--strict]
 //                                                  validate topology and config, start nothing
 //   elfin blueprints                               list the registered blueprints
+//   elfin shard [--function F] [--shards N] KEY... print the shard of each key (libs/hashing)
 //   elfin --help | --version
 //
 // Exit codes: 0 success; 1 invalid topology or config, or the node failed; 2 bad usage.

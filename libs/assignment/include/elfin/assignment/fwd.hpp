@@ -1,0 +1,19 @@
+// Forward declarations of elfin::assignment's types, for headers that only name them.
+#pragma once
+
+#include <cstdint>
+
+namespace elfin::assignment {
+
+using ShardId = std::uint32_t;
+class PodVersion;
+struct PodId;
+struct Pod;
+class [[nodiscard]] AssignmentMap;
+struct Move;
+struct [[nodiscard]] RebalancePlan;
+struct PlanError;
+struct RebalanceOptions;
+enum class RoundKind : std::uint8_t;
+
+}  // namespace elfin::assignment

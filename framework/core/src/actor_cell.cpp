@@ -8,6 +8,7 @@
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/group_telemetry.hpp>
 #include <elfin/detail/request_state.hpp>
+#include <elfin/detail/response_dumping.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/request.hpp>
 
@@ -98,7 +99,16 @@ void ActorCell::begin_lifecycle(ActorStartInfo info) {
 }
 
 void ActorCell::settle_abandoned(const RequestError& error) {
-  for (auto& state : std::exchange(abandoned_, {})) state->fail(error);
+  if (abandoned_.empty()) return;
+  // The answer this actor gave by failing (or by dropping the token) is dumped like a response, so
+  // a trace shows the whole story of a crashed request.
+  const bool dump = t_current_actor == this && response_dumping_active();
+  for (auto& state : std::exchange(abandoned_, {})) {
+    if (dump && state->request_vtable() != nullptr) {
+      record_response_sent(*state->request_vtable(), encode_error_for_dump(error), trace_id_, state->correlation_id());
+    }
+    state->fail(error);
+  }
 }
 
 void abandon_answer(std::shared_ptr<RequestStateBase> state, RequestError error) noexcept {

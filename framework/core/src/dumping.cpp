@@ -255,6 +255,23 @@ void record_response_sent(const MessageVTable& request, std::string encoded, Tra
                                           correlation_id);
 }
 
+std::string encode_error_for_dump(const RequestError& error) {
+  msgpack::sbuffer buffer;
+  msgpack::packer<msgpack::sbuffer> packer(buffer);
+  auto str = [&](std::string_view s) {
+    packer.pack_str(static_cast<std::uint32_t>(s.size()));
+    packer.pack_str_body(s.data(), static_cast<std::uint32_t>(s.size()));
+  };
+  packer.pack_map(1);
+  str("RequestError");
+  packer.pack_map(2);
+  str("kind");
+  str(error == RequestError::Failed ? "Failed" : "Ignored");
+  str("reason");
+  str(error.reason());
+  return std::string(buffer.data(), buffer.size());
+}
+
 std::uint64_t next_correlation_id() {
   static std::atomic<std::uint64_t> next{1};
   return next.fetch_add(1, std::memory_order_relaxed);

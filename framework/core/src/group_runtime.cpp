@@ -82,7 +82,7 @@ std::optional<std::chrono::nanoseconds> GroupRuntime::restart_delay(ActorCell& c
   const auto lived = system_->timers().now() - cell.started_at();
   auto delay = cell.backoff().next(*policy.params(), lived);
   if (!delay) {
-    log_runtime(*system_, LogLevel::Warn, cell.meta(), "not restarting: {} quick restarts in a row (max_retries)",
+    log_runtime(*system_, LogLevel::Warn, cell, "not restarting: {} quick restarts in a row (max_retries)",
                 cell.backoff().attempt());
   }
   return delay;
@@ -93,7 +93,7 @@ bool GroupRuntime::schedule_restart(const std::shared_ptr<ActorCell>& cell, std:
     std::lock_guard lock(restart_mu_);
     if (!restarts_allowed_) return false;
     if (delay > std::chrono::nanoseconds::zero()) {
-      log_runtime(*system_, LogLevel::Info, cell->meta(), "restarting in {} (attempt {})", format_duration(delay),
+      log_runtime(*system_, LogLevel::Info, *cell, "restarting in {} (attempt {})", format_duration(delay),
                   cell->backoff().attempt());
       // The timer finds the cell in waiting_ unless termination abandoned it first; whoever takes
       // it out of the map owns what happens next, so a cancel that comes too late is harmless.

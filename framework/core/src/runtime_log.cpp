@@ -14,8 +14,8 @@ std::string describe_exception(const std::exception_ptr& error) {
   return "unknown exception";
 }
 
-void write_runtime_log(SystemCore& system, LogLevel level, const ActorMeta& meta, std::string text) {
-  system.log(level, meta.group, meta.key, TraceId{}, std::move(text));
+void write_runtime_log(SystemCore& system, LogLevel level, const ActorMeta& meta, TraceId trace_id, std::string text) {
+  system.log(level, meta.group, meta.key, trace_id, std::move(text));
 }
 
 }  // namespace elfin::detail

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <elfin/actor_status.hpp>
+#include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/system_hooks.hpp>
 #include <elfin/logging.hpp>
 
@@ -22,7 +23,14 @@ class SystemCore;
 template <class... Args>
 void log_runtime(SystemCore& system, LogLevel level, const ActorMeta& meta, fmt::format_string<Args...> format,
                  Args&&... args) {
-  write_runtime_log(system, level, meta, fmt::format(format, std::forward<Args>(args)...));
+  write_runtime_log(system, level, meta, TraceId{}, fmt::format(format, std::forward<Args>(args)...));
+}
+/// About one actor: under its group and key, with the trace id of the message it was handling
+/// (so `elfin dump --trace` and the log tell one story of a crashed request).
+template <class... Args>
+void log_runtime(SystemCore& system, LogLevel level, const ActorCell& cell, fmt::format_string<Args...> format,
+                 Args&&... args) {
+  write_runtime_log(system, level, cell.meta(), cell.trace_id(), fmt::format(format, std::forward<Args>(args)...));
 }
 
 }  // namespace elfin::detail

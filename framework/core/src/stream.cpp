@@ -52,7 +52,7 @@ SourceBase::Poll StreamCore::poll(ActorCell& cell, Envelope& out) {
     if (body_.done()) {
       if (auto error = body_.exception()) {
         const std::string reason = describe_exception(error);
-        log_runtime(cell.group().system(), LogLevel::Error, cell.meta(), "a stream failed and was detached: {}",
+        log_runtime(cell.group().system(), LogLevel::Error, cell, "a stream failed and was detached: {}",
                     reason);
       }
       detach();
@@ -63,7 +63,7 @@ SourceBase::Poll StreamCore::poll(ActorCell& cell, Envelope& out) {
     if (!resume_) {
       // Suspended without telling the cell where to resume: it awaited something that is not an
       // elfin awaitable, and nobody will ever wake it.
-      log_runtime(cell.group().system(), LogLevel::Error, cell.meta(),
+      log_runtime(cell.group().system(), LogLevel::Error, cell,
                   "a stream awaited something elfin cannot resume; detached");
       detach();
       return Poll::Done;

@@ -162,9 +162,9 @@ void SystemCore::actor_finished(ActorCell& cell) {
 
 void SystemCore::report_status(const ActorCell& cell, const ActorStatus& status) {
   if (status.kind() == ActorStatusKind::Failed) {
-    log_runtime(*this, LogLevel::Error, cell.meta(), "actor failed: {}", status.details());
+    log_runtime(*this, LogLevel::Error, cell, "actor failed: {}", status.details());
   } else if (status.kind() == ActorStatusKind::Alarming) {
-    log_runtime(*this, LogLevel::Warn, cell.meta(), "actor is alarming: {}", status.details());
+    log_runtime(*this, LogLevel::Warn, cell, "actor is alarming: {}", status.details());
   }
   if (options_.on_status) options_.on_status(cell.meta(), cell.addr(), status);
   cell.group().publish_status(cell, status);

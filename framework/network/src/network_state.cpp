@@ -91,7 +91,7 @@ Welcome NetworkState::welcome() const {
 }
 
 void NetworkState::log(LogLevel level, std::string text) const {
-  elfin::detail::write_runtime_log(system_, level, ActorMeta{"system.network", ""}, std::move(text));
+  elfin::detail::write_runtime_log(system_, level, ActorMeta{"system.network", ""}, TraceId{}, std::move(text));
 }
 
 Result<void, std::string> NetworkState::start(const Config& config) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <limits>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include <elfin/dumping.hpp>
@@ -415,4 +416,72 @@ TEST_CASE("the backlog alarm rings once when enough chunks wait, and again after
   storage.recycle(storage.drain_chunks());
   push(2 * kChunk);
   CHECK(rings.load() == 2);  // cleared
+}
+
+namespace {
+
+// A request whose recipient throws: the dumps and the runtime's log record tell the whole story
+// under the request's trace id.
+Task<> crashing_client(Context<> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    if (!envelope->is<ConfigUpdated>()) continue;
+    auto answer = co_await ctx.request(Echo{"boom"});
+    journal().add(fmt::format("client got: {}", answer ? *answer : to_string(answer.error())));
+  }
+}
+
+Task<> crashing_server(Context<> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    co_await handle(*envelope, [&](const Echo& m, ResponseToken<Echo>) { throw std::runtime_error(m.text); });
+  }
+}
+
+Task<> journal_logger(Context<> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    if (const auto* record = envelope->get<LogRecord>()) {
+      journal().add(fmt::format("log {} {}", record->trace_id, record->text));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a crashed request is dumped as the error its requester got, under its trace", "[core][dumping]") {
+  journal().clear();
+  Topology topology;
+  auto c = topology.local("client");
+  auto s = topology.local("server");
+  c.route_to(s, filters::all());
+  c.mount(ActorGroup().exec(crashing_client)).entrypoint();
+  s.mount(ActorGroup().exec(crashing_server));
+  topology.local("system.dumpers").mount(ActorGroup().exec(idle_dumper));
+  topology.local("system.loggers").mount(ActorGroup().exec(journal_logger));
+  auto system = System::start(topology, quick_options());
+  REQUIRE(system.ok());
+  const std::string failure = "the recipient failed while handling it: boom";
+  REQUIRE(journal().wait_for_line("client got: failed: " + failure));
+  auto drained = system->dump_storage()->drain();
+  std::vector<const dumping::Dump*> echoes;
+  for (const auto& d : drained.dumps) {
+    if (d.vtable == &vtable_of<Echo>()) echoes.push_back(&d);
+  }
+  REQUIRE(echoes.size() == 4);  // request out and in, the error out and in
+  const TraceId trace = echoes[0]->trace_id;
+  std::vector<std::string> story;
+  for (const auto* d : echoes) {
+    CHECK(d->trace_id == trace);
+    CHECK(d->correlation_id == echoes[0]->correlation_id);
+    if (d->kind != MessageKind::Response) continue;
+    auto body = dumping::encode_body(*d);
+    std::ostringstream text;
+    text << msgpack::unpack(body.data(), body.size()).get();
+    story.push_back(fmt::format("{} {} {}", *d->group, d->direction == dumping::Direction::In ? "in" : "out", text.str()));
+  }
+  const std::string error = R"({"RequestError":{"kind":"Failed","reason":")" + failure + R"("}})";
+  std::sort(story.begin(), story.end());
+  CHECK(story == std::vector<std::string>{"client in " + error, "server out " + error});
+  // The runtime's record of the failure carries the same trace id.
+  CHECK(journal().wait_for_line(fmt::format("log {} actor failed: boom", trace.raw())));
+  system->terminate("test over");
+  system->join();
 }

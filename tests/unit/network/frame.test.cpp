@@ -69,6 +69,7 @@ std::vector<Frame> every_kind() {
                                     8,
                                     {{ResponseStatus::Ok, std::string_view("\x2a", 1)},
                                      {ResponseStatus::Failed, {}},
+                                     {ResponseStatus::Failed, "the recipient failed while handling it: boom"},
                                      {ResponseStatus::Ignored, {}},
                                      {ResponseStatus::Ok, {}}}});
   frames.emplace_back(ResponseFrame{1, 2, {}});
@@ -138,11 +139,11 @@ TEST_CASE("the wire layout is little-endian with the documented fields", "[netwo
     CHECK(bytes_of(Credit{0x01020304, 0x0A0B0C0D}) ==
           std::string("\x09\x00\x00\x00\x0c\x04\x03\x02\x01\x0d\x0c\x0b\x0a", 13));
   }
-  SECTION("Hello starts with the magic ELFINNET and version 1") {
+  SECTION("Hello starts with the magic ELFINNET and version 2") {
     const std::string b = bytes_of(sample_hello());
     CHECK(b.substr(4, 1) == "\x01");
     CHECK(b.substr(5, 8) == "ELFINNET");
-    CHECK(b.substr(13, 2) == std::string("\x01\x00", 2));
+    CHECK(b.substr(13, 2) == std::string("\x02\x00", 2));
     CHECK(b.size() == 4 + 1 + 8 + 2 + 2 + 8 + 4 + 4 + 32 + 1 + 6);
   }
   SECTION("Message: request_id only when the request flag is set") {

@@ -162,12 +162,12 @@ TEST_CASE("a peer speaking another protocol version is refused", "[network]") {
   Handshake a(identity(1, "alpha"), std::nullopt);
   std::ignore = a.start();
   Hello peer;
-  peer.version = 2;
+  peer.version = 1;
   peer.node_no = 2;
   const Handshake::Step step = a.on_frame(peer);
   REQUIRE(std::holds_alternative<Handshake::Refused>(step.state));
   const auto& refused = std::get<Handshake::Refused>(step.state);
-  CHECK(refused.reason == "version mismatch: peer speaks 2, this node speaks 1");
+  CHECK(refused.reason == "version mismatch: peer speaks 1, this node speaks 2");
   CHECK(only_frame(refused.refuse_frame) == Frame{Refuse{refused.reason}});
   CHECK(step.send.empty());  // no Auth after a refusal
 }

@@ -77,10 +77,11 @@ class [[nodiscard]] RequestAwaitable {
   }
   static bool poll(void* self) { return static_cast<RequestAwaitable*>(self)->progress(); }
   void dump_received(const Result<T, RequestError>& answer) {
-    if (!answer || state_->request_vtable() == nullptr) return;  // errors are no messages; undumped request
+    if (state_->request_vtable() == nullptr) return;  // the request was not dumped
     auto& dumps = self_->group().dumping();
     if (!dumps.active()) return;
-    dumps.record_response(*self_, dumping::Direction::In, *state_->request_vtable(), encode_for_dump(answer.value()),
+    dumps.record_response(*self_, dumping::Direction::In, *state_->request_vtable(),
+                          answer ? encode_for_dump(answer.value()) : encode_error_for_dump(answer.error()),
                           self_->trace_id(), state_->correlation_id());
   }
 

@@ -12,6 +12,7 @@
 #include <msgpack.hpp>
 
 #include <elfin/dumping.hpp>
+#include <elfin/errors.hpp>
 #include <elfin/message.hpp>
 #include <elfin/trace_id.hpp>
 
@@ -26,6 +27,10 @@ inline std::atomic<bool> g_any_dumping{false};
 [[nodiscard]] inline bool response_dumping_active() {
   return g_any_dumping.load(std::memory_order_relaxed) && current_actor_dumps();
 }
+
+/// What a requester got instead of a response, as a dump's message:
+/// `{"RequestError": {"kind": "Failed", "reason": "..."}}`.
+[[nodiscard]] std::string encode_error_for_dump(const RequestError& error);
 
 /// Records, for the actor running on this thread, a response it sent.
 void record_response_sent(const MessageVTable& request, std::string encoded, TraceId trace_id,

@@ -84,6 +84,6 @@ class [[nodiscard]] ScheduleBatch {
 };
 
 /// Writes a runtime record to the system's log (the logger group, or stderr).
-void write_runtime_log(SystemCore& system, LogLevel level, const ActorMeta& meta, std::string text);
+void write_runtime_log(SystemCore& system, LogLevel level, const ActorMeta& meta, TraceId trace_id, std::string text);
 
 }  // namespace elfin::detail

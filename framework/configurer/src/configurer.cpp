@@ -12,6 +12,7 @@
 
 #include <elfin/actor_group.hpp>
 #include <elfin/context.hpp>
+#include <elfin/handle.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/signal.hpp>
 #include <elfin/system_config.hpp>
@@ -151,23 +152,20 @@ Task<> configurer(Context<> ctx) {
   ctx.attach(Signal(SignalKind::User2, SignalledReload{true}));
   bool started = false;
   while (auto envelope = co_await ctx.recv()) {
-    if (envelope->is<ConfigUpdated>()) {
-      if (!std::exchange(started, true)) co_await start_up(ctx);
-      continue;
-    }
-    if (const auto* signalled = envelope->get<SignalledReload>()) {
-      const bool force = signalled->force;
-      ReloadReport report = co_await reload(ctx, force);
-      log_report(report, force);
-      continue;
-    }
-    if (const auto* request = envelope->get<ReloadConfigs>()) {
-      const bool force = request->force;
-      auto token = envelope->take_token<ReloadConfigs>();
-      ReloadReport report = co_await reload(ctx, force);
-      log_report(report, force);
-      ctx.respond(std::move(token), std::move(report));
-    }
+    co_await handle(
+        *envelope,
+        [&](const ConfigUpdated&) -> Task<> {
+          if (!std::exchange(started, true)) co_await start_up(ctx);
+        },
+        [&](const SignalledReload& signalled) -> Task<> {
+          ReloadReport report = co_await reload(ctx, signalled.force);
+          log_report(report, signalled.force);
+        },
+        [&](const ReloadConfigs& request, ResponseToken<ReloadConfigs> token) -> Task<> {
+          ReloadReport report = co_await reload(ctx, request.force);
+          log_report(report, request.force);
+          ctx.respond(std::move(token), std::move(report));
+        });
   }
 }
 

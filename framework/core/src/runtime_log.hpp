@@ -19,7 +19,6 @@ class SystemCore;
 /// What an exception says (its `what()`), for the reason of a failure.
 [[nodiscard]] std::string describe_exception(const std::exception_ptr& error);
 
-
 template <class... Args>
 void log_runtime(SystemCore& system, LogLevel level, const ActorMeta& meta, fmt::format_string<Args...> format,
                  Args&&... args) {

@@ -7,6 +7,7 @@
 #include <elfin/context.hpp>
 #include <elfin/dumper/dump_file_writer.hpp>
 #include <elfin/dumping.hpp>
+#include <elfin/handle.hpp>
 #include <elfin/interval.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/signal.hpp>
@@ -48,35 +49,40 @@ Task<> exec(Context<Config> ctx) {
     if (writer != nullptr) writer->drain();
   };
 
-  while (auto envelope = co_await ctx.recv()) {
-    if (envelope->is<ConfigUpdated>()) {
-      const Config& config = ctx.config();
-      if (config.path.empty()) {
-        throw std::invalid_argument{"[system.dumpers] path is not set: where should dumps be written?"};
-      }
-      if (config.path != path) {
-        write_out();
-        writer.reset();  // flushes what it holds into the old file
-        writer = std::make_unique<DumpFileWriter>(config.path, storage != nullptr ? storage->node_no() : 0,
-                                                  config.max_body_size.bytes, storage);
-        path = config.path;
-        tick.start(config.write_interval);
-      } else {
-        writer->set_max_body_size(config.max_body_size.bytes);
-        tick.set_period(config.write_interval);
-      }
-    } else if (envelope->is<WriteTick>()) {
-      write_out();
-      counters.publish(writer->stats());
-    } else if (envelope->is<ReopenDumpFile>()) {
-      write_out();  // what was recorded before the rotation goes to the old file
-      writer->reopen();
-    } else if (envelope->is<FlushDumps>()) {
-      write_out();
-      writer->flush();
-      counters.publish(writer->stats());
-      ctx.respond(envelope->take_token<FlushDumps>(), writer->stats().written);
+  auto configure = [&] {
+    const Config& config = ctx.config();
+    if (config.path.empty()) {
+      throw std::invalid_argument{"[system.dumpers] path is not set: where should dumps be written?"};
     }
+    if (config.path != path) {
+      write_out();
+      writer.reset();  // flushes what it holds into the old file
+      writer = std::make_unique<DumpFileWriter>(config.path, storage != nullptr ? storage->node_no() : 0,
+                                                config.max_body_size.bytes, storage);
+      path = config.path;
+      tick.start(config.write_interval);
+    } else {
+      writer->set_max_body_size(config.max_body_size.bytes);
+      tick.set_period(config.write_interval);
+    }
+  };
+  while (auto envelope = co_await ctx.recv()) {
+    co_await handle(
+        *envelope, [&](const ConfigUpdated&) { configure(); },
+        [&](const WriteTick&) {
+          write_out();
+          counters.publish(writer->stats());
+        },
+        [&](const ReopenDumpFile&) {
+          write_out();  // what was recorded before the rotation goes to the old file
+          writer->reopen();
+        },
+        [&](const FlushDumps&, ResponseToken<FlushDumps> token) {
+          write_out();
+          writer->flush();
+          counters.publish(writer->stats());
+          ctx.respond(std::move(token), writer->stats().written);
+        });
   }
   // Terminating: user groups are gone, so this drain holds their last dumps.
   write_out();

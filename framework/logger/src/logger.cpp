@@ -12,6 +12,7 @@
 
 #include <elfin/actor_group.hpp>
 #include <elfin/context.hpp>
+#include <elfin/handle.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/signal.hpp>
@@ -76,23 +77,9 @@ Task<> exec(Context<Config> ctx) {
   bool is_open = false;
   ctx.attach(Signal(SignalKind::Hangup, ReopenLogFile{}));
   std::string lines;
-  while (auto envelope = co_await ctx.recv()) {
-    if (envelope->is<ConfigUpdated>()) {
-      if (!is_open || ctx.config().sink != opened.sink || ctx.config().path != opened.path) {
-        sink.open(ctx.config());
-        opened = ctx.config();
-        is_open = true;
-      }
-      continue;
-    }
-    if (envelope->is<ReopenLogFile>()) {
-      sink.open(opened);
-      continue;
-    }
-    const auto* record = envelope->get<LogRecord>();
-    if (record == nullptr) continue;
+  auto write_burst = [&](const LogRecord& record) {
     // Take whatever else is queued, so a burst costs one write.
-    lines = format_log_line(*record);
+    lines = format_log_line(record);
     std::uint64_t count = 1;
     while (count < 256) {
       auto next = ctx.try_recv();
@@ -107,6 +94,18 @@ Task<> exec(Context<Config> ctx) {
       }
     }
     if (sink.write(lines)) metrics::increment_counter("elfin_written_events_total", count);
+  };
+  while (auto envelope = co_await ctx.recv()) {
+    co_await handle(
+        *envelope,
+        [&](const ConfigUpdated&) {
+          if (!is_open || ctx.config().sink != opened.sink || ctx.config().path != opened.path) {
+            sink.open(ctx.config());
+            opened = ctx.config();
+            is_open = true;
+          }
+        },
+        [&](const ReopenLogFile&) { sink.open(opened); }, write_burst);
   }
 }
 

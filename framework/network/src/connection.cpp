@@ -156,7 +156,8 @@ void Connection::fail_pending(std::uint64_t request_id) {
       pending_.erase(it);
     }
   }
-  if (state) state->fail(RequestError{RequestError::Failed, fmt::format("node {} did not take the request", peer_.node_no)});
+  if (state)
+    state->fail(RequestError{RequestError::Failed, fmt::format("node {} did not take the request", peer_.node_no)});
 }
 
 void Connection::send_encoded(std::string& frames, std::uint64_t messages) {
@@ -327,7 +328,8 @@ void Connection::on_bad_frame(const FrameError& error) {
            fmt::format("node {} ({}): frame {} skipped: {}", peer_.node_no, address_, error.frame_no, error.message));
   if (error.flow_id) acknowledge(*error.flow_id);
   if (error.request && error.request_id) {
-    answer_failed(*error.request_id, 0, fmt::format("node {} could not read the request: {}", net_.node_no(), error.message));
+    answer_failed(*error.request_id, 0,
+                  fmt::format("node {} could not read the request: {}", net_.node_no(), error.message));
   }
 }
 

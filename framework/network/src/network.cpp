@@ -9,6 +9,7 @@
 #include <elfin/actor_group.hpp>
 #include <elfin/detail/awaitables.hpp>
 #include <elfin/detail/system_hooks.hpp>
+#include <elfin/handle.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/messages.hpp>
 
@@ -186,10 +187,9 @@ Task<Result<void, std::string>> manage(NetworkContext ctx, std::shared_ptr<Netwo
       if (!result) co_return Err{std::move(result).error()};
       started = true;
     }
-    if (envelope->template is<GetNetworkInfo>()) {
-      auto token = envelope->template take_token<GetNetworkInfo>();
+    co_await handle(*envelope, [&](const GetNetworkInfo&, ResponseToken<GetNetworkInfo> token) {
       ctx.respond(std::move(token), net->info());
-    }
+    });
   }
   net->stop("node is shutting down");
   co_return Result<void, std::string>{};

@@ -32,13 +32,17 @@ Task<> exec(Context<Config> ctx) {
   std::unique_ptr<MetricsEndpoint> endpoint;
   std::string listening;  // the configured address the endpoint was made for
   while (auto envelope = co_await ctx.recv()) {
-    if (envelope->is<ConfigUpdated>() && ctx.config().listen != listening) {
-      endpoint.reset();  // free the old port first: the new address may be the same port on another host
-      endpoint = std::make_unique<MetricsEndpoint>(ctx.config().listen, scrape);
-      listening = ctx.config().listen;
-    } else if (envelope->is<GetListenAddress>()) {
-      ctx.respond(envelope->take_token<GetListenAddress>(), endpoint ? endpoint->bound() : std::string{});
-    }
+    co_await handle(
+        *envelope,
+        [&](const ConfigUpdated&) {
+          if (ctx.config().listen == listening) return;
+          endpoint.reset();  // free the old port first: the new address may be the same port on another host
+          endpoint = std::make_unique<MetricsEndpoint>(ctx.config().listen, scrape);
+          listening = ctx.config().listen;
+        },
+        [&](const GetListenAddress&, ResponseToken<GetListenAddress> token) {
+          ctx.respond(std::move(token), endpoint ? endpoint->bound() : std::string{});
+        });
   }
 }
 

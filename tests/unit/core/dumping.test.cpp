@@ -475,7 +475,8 @@ TEST_CASE("a crashed request is dumped as the error its requester got, under its
     auto body = dumping::encode_body(*d);
     std::ostringstream text;
     text << msgpack::unpack(body.data(), body.size()).get();
-    story.push_back(fmt::format("{} {} {}", *d->group, d->direction == dumping::Direction::In ? "in" : "out", text.str()));
+    story.push_back(
+        fmt::format("{} {} {}", *d->group, d->direction == dumping::Direction::In ? "in" : "out", text.str()));
   }
   const std::string error = R"({"RequestError":{"kind":"Failed","reason":")" + failure + R"("}})";
   std::sort(story.begin(), story.end());

@@ -8,8 +8,8 @@
 #include <variant>
 #include <vector>
 
-#include <msgpack.hpp>
 #include <catch2/catch.hpp>
+#include <msgpack.hpp>
 
 #include <elfin/elfin.hpp>
 #include <elfin/testing/proxy.hpp>

@@ -108,8 +108,8 @@ inline constexpr std::string_view kFailedWhileHandling = "the recipient failed w
 }  // namespace elfin
 
 template <class E>
-requires std::is_same_v<E, elfin::SendErrorKind> || std::is_same_v<E, elfin::RequestError> ||
-    std::is_same_v<E, elfin::TryRecvError>
+  requires std::is_same_v<E, elfin::SendErrorKind> || std::is_same_v<E, elfin::RequestError> ||
+           std::is_same_v<E, elfin::TryRecvError>
 struct fmt::formatter<E> : fmt::formatter<std::string_view> {
   auto format(const E& e, fmt::format_context& ctx) const {
     return fmt::formatter<std::string_view>::format(elfin::to_string(e), ctx);

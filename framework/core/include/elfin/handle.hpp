@@ -50,7 +50,7 @@ struct SignatureTraits<R(A...)> {
 template <class F>
 struct HandlerTraits;
 template <class F>
-requires requires { &std::remove_cvref_t<F>::operator(); }
+  requires requires { &std::remove_cvref_t<F>::operator(); }
 struct HandlerTraits<F> : HandlerTraits<decltype(&std::remove_cvref_t<F>::operator())> {};
 template <class R, class... A>
 struct HandlerTraits<R (*)(A...)> : SignatureTraits<R(A...)> {};
@@ -76,8 +76,8 @@ concept TypedHandler = requires { HandlerTraits<std::remove_cvref_t<F>>::arity; 
 
 /// The object member function handlers after it are called on.
 template <class P>
-concept Receiver = std::is_pointer_v<std::remove_cvref_t<P>> &&
-                   std::is_class_v<std::remove_pointer_t<std::remove_cvref_t<P>>>;
+concept Receiver =
+    std::is_pointer_v<std::remove_cvref_t<P>> && std::is_class_v<std::remove_pointer_t<std::remove_cvref_t<P>>>;
 
 /// What running a handler left to await: nothing, or the coroutine it returned.
 struct Dispatch {

@@ -79,13 +79,10 @@ template <class M>
 concept Message = requires {
   { M::elfin_protocol } -> std::convertible_to<std::string_view>;
   { M::elfin_name } -> std::convertible_to<std::string_view>;
-}
-&&std::is_default_constructible_v<M>&& std::is_copy_constructible_v<M>;
+} && std::is_default_constructible_v<M> && std::is_copy_constructible_v<M>;
 
 template <class R>
-concept Request = Message<R> && requires {
-  typename R::Response;
-};
+concept Request = Message<R> && requires { typename R::Response; };
 
 /// The vtable of a message type; its address is the type's identity at run time.
 template <Message M>
@@ -181,8 +178,8 @@ inline constexpr bool kIsSystemMessage = M::elfin_protocol == std::string_view{"
 /// Declares a request: `ELFIN_REQUEST(protocol, Name, ResponseType, field1, ...);`
 /// A response type with a comma goes in parentheses:
 /// `ELFIN_REQUEST(bank, Withdraw, (elfin::Result<std::int64_t, Refusal>), account, amount);`
-#define ELFIN_REQUEST(protocol_, Name_, Response_, ...)   \
-  using Response = ELFIN_DETAIL_UNPAREN(Response_);       \
+#define ELFIN_REQUEST(protocol_, Name_, Response_, ...) \
+  using Response = ELFIN_DETAIL_UNPAREN(Response_);     \
   ELFIN_MESSAGE(protocol_, Name_ __VA_OPT__(, ) __VA_ARGS__)
 
 #include <elfin/impl/message.hpp>

@@ -7,12 +7,12 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <chrono>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -45,21 +45,15 @@ struct IsStdVector<std::vector<T, A>> : std::true_type {};
 
 /// An enum declared with ELFIN_ENUM.
 template <class E>
-concept NamedEnum = std::is_enum_v<E> && requires {
-  elfin_enum_table(EnumTag<E>{});
-};
+concept NamedEnum = std::is_enum_v<E> && requires { elfin_enum_table(EnumTag<E>{}); };
 template <NamedEnum E>
 inline constexpr auto kEnumTable = elfin_enum_table(EnumTag<E>{});
 
 /// A struct declared with ELFIN_PART / ELFIN_MESSAGE or ELFIN_NEWTYPE.
 template <class T>
-concept FieldMap = requires {
-  typename T::elfin_field_map;
-};
+concept FieldMap = requires { typename T::elfin_field_map; };
 template <class T>
-concept Newtype = requires {
-  typename T::elfin_newtype;
-};
+concept Newtype = requires { typename T::elfin_newtype; };
 
 // msgpack-c encodes std::vector<char> and std::vector<unsigned char> as binary, and
 // std::vector<bool> has no element references: those are left to msgpack-c.
@@ -70,9 +64,8 @@ concept ElementwiseVector =
     !std::is_same_v<typename T::value_type, std::byte>;
 
 template <class T>
-concept HasMsgpackMember = requires(const T& value, msgpack::packer<msgpack::sbuffer>& packer) {
-  value.msgpack_pack(packer);
-};
+concept HasMsgpackMember =
+    requires(const T& value, msgpack::packer<msgpack::sbuffer>& packer) { value.msgpack_pack(packer); };
 template <class T>
 struct IsChronoDuration : std::false_type {};
 template <class Rep, class Period>
@@ -96,7 +89,10 @@ consteval bool is_encodable() {
   } else if constexpr (IsResult<T>::value) {
     return (std::is_void_v<typename T::value_type> || is_encodable<typename T::value_type>()) &&
            is_encodable<typename T::error_type>();
-  } else if constexpr (requires { typename T::key_type; typename T::mapped_type; }) {
+  } else if constexpr (requires {
+                         typename T::key_type;
+                         typename T::mapped_type;
+                       }) {
     return is_encodable<typename T::key_type>() && is_encodable<typename T::mapped_type>();
   } else if constexpr (requires { typename T::key_type; }) {
     return is_encodable<typename T::key_type>();
@@ -143,8 +139,7 @@ template <class T>
       std::string names;
       ((names += (I == 0 ? "" : " or ") + expected_name<std::variant_alternative_t<I, T>>()), ...);
       return names;
-    }
-    (std::make_index_sequence<std::variant_size_v<T>>{});
+    }(std::make_index_sequence<std::variant_size_v<T>>{});
   } else if constexpr (IsStdVector<T>::value) {
     return "array";
   } else if constexpr (IsResult<T>::value) {
@@ -255,8 +250,7 @@ void decode_variant(const msgpack::object& o, std::variant<Ts...>& out) {
       return true;
     };
     return (try_alternative(std::integral_constant<std::size_t, I>{}) || ...);
-  }
-  (std::index_sequence_for<Ts...>{});
+  }(std::index_sequence_for<Ts...>{});
   if (!decoded) throw_expected(expected_name<std::variant<Ts...>>(), o);
 }
 
@@ -396,15 +390,13 @@ void unpack_fields(const msgpack::object& o, const std::tuple<Field<Ts>...>& fie
         };
         // Unknown keys match no field and are skipped.
         static_cast<void>((take(I, std::get<I>(fields)) || ...));
-      }
-      (std::index_sequence_for<Ts...>{});
+      }(std::index_sequence_for<Ts...>{});
     }
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       ((seen[I] || is_optional_field(std::get<I>(fields)) ? void()
                                                           : throw DecodeError::missing(std::get<I>(fields).name)),
        ...);
-    }
-    (std::index_sequence_for<Ts...>{});
+    }(std::index_sequence_for<Ts...>{});
   }
 }
 

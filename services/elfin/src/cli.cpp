@@ -22,6 +22,8 @@
 #include <elfin/system.hpp>
 #include <elfin/telemeter/telemeter.hpp>
 
+#include "wal_command.hpp"
+
 #ifndef ELFIN_VERSION
 #define ELFIN_VERSION "unknown"
 #endif
@@ -48,6 +50,11 @@ commands:
   dump [options] FILE...
         Read dump files: merge, sort by time, filter by trace, group, message, time and
         direction; a table, or --json for NDJSON. `elfin dump --help` lists the options.
+  wal inspect DIR
+        List a WAL directory's segments, each partition's index range, checksums and any
+        damage with file, byte offset and partition. Changes nothing.
+  wal verify DIR
+        Check a WAL directory as recovery would; exit code 1 if anything is damaged.
 
 options:
   -h, --help     this help
@@ -203,6 +210,7 @@ int dispatch(int argc, char** argv, const BlueprintRegistry& registry) {
     return 0;
   }
   if (command == "dump") return dump({args.begin() + 1, args.end()});
+  if (command == "wal") return run_wal_command({args.begin() + 1, args.end()}, stdout, stderr);
   if (command != "run" && command != "check") return usage_error(fmt::format("unknown command `{}`", command));
   for (auto arg : args) {
     if (arg == "-h" || arg == "--help") {

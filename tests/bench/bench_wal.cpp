@@ -3,6 +3,7 @@
 //
 //   wal_128   records of 128 bytes of payload, 64 per commit
 //   wal_4k    records of 4 KiB of payload, 16 per commit
+//   wal_4k_1m records of 4 KiB of payload, 256 per commit (about 1 MiB per sync: bandwidth)
 //
 // One op is one record made durable. A run commits `syncs` batches:
 //   wal  Writer::append of each record of the batch (encoding: header, CRC-32C, copy of the
@@ -212,6 +213,7 @@ std::vector<elfin_bench::Case> cases() {
   return {
       {"wal_128", "wal", [](const elfin_bench::Options& o) { return run_shape("wal_128", {128, 64, 1000}, o); }},
       {"wal_4k", "wal", [](const elfin_bench::Options& o) { return run_shape("wal_4k", {4096, 16, 1000}, o); }},
+      {"wal_4k_1m", "wal", [](const elfin_bench::Options& o) { return run_shape("wal_4k_1m", {4096, 256, 200}, o); }},
   };
 }
 

@@ -198,7 +198,20 @@ IoResult<void> FaultFileSystem::sync_dir(const std::string& dir) {
   return {};
 }
 
-void FaultFileSystem::power_loss() {
+void FaultFileSystem::power_loss(std::uint64_t torn_bytes) {
+  // What survives of each file: its durable image, plus the first `torn_bytes` of what differs.
+  for (auto& [path, node] : durable_names_) {
+    if (torn_bytes == 0) continue;
+    const auto& data = node->data;
+    auto& image = node->durable;
+    std::size_t from = 0;
+    while (from < data.size() && from < image.size() && data[from] == image[from]) ++from;
+    if (from == data.size()) continue;  // nothing unsynced (or only a truncation)
+    const std::size_t to = static_cast<std::size_t>(std::min<std::uint64_t>(data.size(), from + torn_bytes));
+    if (image.size() < to) image.resize(to);
+    std::copy(data.begin() + static_cast<std::ptrdiff_t>(from), data.begin() + static_cast<std::ptrdiff_t>(to),
+              image.begin() + static_cast<std::ptrdiff_t>(from));
+  }
   // Everything the model knows of goes; then the durable image is written back.
   for (const auto& [path, node] : names_) std::ignore = real_->remove(path);
   for (const auto& [path, node] : durable_names_) std::ignore = real_->remove(path);

@@ -53,22 +53,10 @@ void replay(std::vector<Entry>& log, Entry entry) {
   log.push_back(std::move(entry));
 }
 
-// The same rule on ranges only (when entries are not kept): the range shrinks to below `index`.
-void replay_range(IndexRange& range, std::uint64_t index) {
-  if (range.records == 0) {
-    range = {index, index, 1};
-    return;
-  }
-  if (index <= range.last) {
-    const std::uint64_t kept = index > range.first ? index - range.first : 0;
-    range.records = std::min(range.records, kept);  // indices may have gaps; never more than before
-    if (range.records == 0) {
-      range = {index, index, 1};
-      return;
-    }
-  }
-  range.last = index;
-  ++range.records;
+// The same rule on indexes only (when payloads are not kept).
+void replay_index(std::vector<std::uint64_t>& log, std::uint64_t index) {
+  if (!log.empty() && index <= log.back()) log.erase(std::lower_bound(log.begin(), log.end(), index), log.end());
+  log.push_back(index);
 }
 
 struct Found {
@@ -114,6 +102,7 @@ WalResult<Recovery> recover(FileSystem& fs, const RecoveryOptions& options) {
   out.log.wal_id = options.wal_id;
   out.log.wal_count = options.wal_count;
   std::optional<std::uint64_t> expected_sequence;
+  std::map<std::uint64_t, std::vector<std::uint64_t>> indexes;  // keep_entries = false
 
   for (std::size_t i = 0; i < segments.size(); ++i) {
     const bool last = i + 1 == segments.size();
@@ -205,7 +194,7 @@ WalResult<Recovery> recover(FileSystem& fs, const RecoveryOptions& options) {
       it->second.first = std::min(it->second.first, rh.index);
       it->second.last = std::max(it->second.last, rh.index);
       ++it->second.records;
-      replay_range(out.ranges[rh.partition], rh.index);
+      if (!options.keep_entries) replay_index(indexes[rh.partition], rh.index);
       if (options.keep_entries) {
         const auto payload = std::span<const std::byte>(*bytes).subspan(rec.offset + kRecordHeaderBytes, rh.payload_len);
         replay(out.partitions[rh.partition],
@@ -218,12 +207,11 @@ WalResult<Recovery> recover(FileSystem& fs, const RecoveryOptions& options) {
     out.log.segments.push_back(std::move(info));
   }
   out.log.next_sequence = expected_sequence.value_or(0);
-  if (options.keep_entries) {
-    // With entries at hand, the ranges are exact (replay_range only bounds the count over gaps).
-    out.ranges.clear();
-    for (const auto& [partition, log] : out.partitions) {
-      if (!log.empty()) out.ranges[partition] = {log.front().index, log.back().index, log.size()};
-    }
+  for (const auto& [partition, log] : out.partitions) {
+    if (!log.empty()) out.ranges[partition] = {log.front().index, log.back().index, log.size()};
+  }
+  for (const auto& [partition, log] : indexes) {
+    if (!log.empty()) out.ranges[partition] = {log.front(), log.back(), log.size()};
   }
   return out;
 }

@@ -8,6 +8,9 @@
 //                    power cut on a disk without a volatile cache that lies; the real thing cannot
 //                    be done in a test, and `kill -9` alone proves nothing (the kernel still
 //                    writes the page cache out).
+//   power_loss(n)    the same, except that in each file the first n bytes of unsynced data (from
+//                    the first byte that differs from the durable image) did reach the disk: a
+//                    torn write.
 //   fail_syncs / fail_writes / fail_reads   make those calls fail with an errno (EIO, ...).
 //   limit_space(n)   lets files grow by n more bytes in total, then fails with ENOSPC; a write
 //                    that crosses the limit writes what fits first, as a real one can.
@@ -51,8 +54,9 @@ class FaultFileSystem final : public FileSystem {
   /// Clears every injected fault.
   void clear_faults();
 
-  /// Rewrites the real directory to the durable image (see above) and clears the faults.
-  void power_loss();
+  /// Rewrites the real directory to the durable image, plus `torn_bytes` of each file's unsynced
+  /// data (see above), and clears the faults.
+  void power_loss(std::uint64_t torn_bytes = 0);
 
   [[nodiscard]] bool crashed() const noexcept { return crashed_; }
   [[nodiscard]] std::uint64_t mutating_calls() const noexcept { return mutating_calls_; }

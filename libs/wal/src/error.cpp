@@ -21,6 +21,7 @@ std::string_view to_string(ErrorKind kind) {
     case ErrorKind::UnsupportedVersion: return "unsupported version";
     case ErrorKind::RecordTooLarge: return "record too large";
     case ErrorKind::InvalidRecord: return "invalid record";
+    case ErrorKind::NotRepaired: return "not repaired";
   }
   return "unknown";
 }

@@ -126,6 +126,7 @@ WalResult<Recovery> recover(FileSystem& fs, const RecoveryOptions& options) {
         if (auto r = fs.remove(path); !r) return Err{io_error(ErrorKind::IoFailed, IoOp::Remove, r.error(), path)};
         if (auto s = fs.sync_dir(dir); !s) return Err{io_error(ErrorKind::SyncFailed, IoOp::SyncDir, s.error(), dir)};
       }
+      out.log.writable = out.log.writable && options.repair;
       out.repairs.push_back(std::move(repair));
       // Its number is reused by the next rotation; its records (none) follow the last segment's.
       out.log.next_segment_no = segments[i].segment_no;
@@ -178,6 +179,7 @@ WalResult<Recovery> recover(FileSystem& fs, const RecoveryOptions& options) {
         }
         if (auto s = (*file)->sync(); !s) return Err{io_error(ErrorKind::SyncFailed, IoOp::Sync, s.error(), path)};
       }
+      out.log.writable = out.log.writable && options.repair;
       out.repairs.push_back(std::move(repair));
       end = scan.damage_offset;
     }

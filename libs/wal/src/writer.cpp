@@ -12,6 +12,13 @@ Writer::Writer(FileSystem& fs, LogState log, const WriterOptions& options)
     : fs_(&fs), options_(options), log_(std::move(log)) {}
 
 WalResult<Writer> Writer::open(FileSystem& fs, LogState log, const WriterOptions& options) {
+  if (!log.writable) {
+    Error e;
+    e.kind = ErrorKind::NotRepaired;
+    e.path = log.dir;
+    e.what = "recovered with repair = false, and a torn tail is still on disk";
+    return Err{std::move(e)};
+  }
   Writer writer(fs, std::move(log), options);
   if (writer.log_.segments.empty()) {
     if (auto r = writer.rotate(); !r) return Err{std::move(r).error()};

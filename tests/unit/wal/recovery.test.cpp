@@ -393,4 +393,8 @@ TEST_CASE("verify mode reports a torn tail without changing the file", "[wal]") 
   CHECK(recovered->repairs[0].offset == ends[2]);
   CHECK(recovered->repairs[0].damaged_copy.empty());
   CHECK(read_all(path) == before);
+  // A writer may not append behind a tail that is still torn.
+  auto writer = Writer::open(fs, recovered->log, test_options());
+  REQUIRE_FALSE(writer);
+  CHECK(writer.error().kind == ErrorKind::NotRepaired);
 }

@@ -40,6 +40,7 @@ enum class ErrorKind : std::uint8_t {
   UnsupportedVersion,  ///< a segment written in a format version this build cannot read
   RecordTooLarge,      ///< append: the payload is larger than `max_record_bytes`
   InvalidRecord,       ///< append: type 0, which the format reserves for "no record here"
+  NotRepaired,         ///< Writer::open on a log recovered with `repair = false` that needs a repair
 };
 
 /// The file operation an I/O error came from.

@@ -66,6 +66,9 @@ struct LogState {
   std::vector<SegmentInfo> segments;  ///< oldest first
   std::uint64_t next_sequence = 0;
   std::uint64_t next_segment_no = 0;  ///< the number of the segment a rotation creates
+  /// False when recovery ran with `repair = false` and found a tail to cut: appending after it
+  /// would leave the torn bytes behind the new records, so Writer::open refuses.
+  bool writable = true;
 };
 
 struct Repair {

@@ -147,7 +147,6 @@ IoResult<std::unique_ptr<File>> FaultFileSystem::open(const std::string& path, O
   const bool creates = mode == OpenMode::CreateNew || mode == OpenMode::CreateTrunc;
   if (!in_dir(path)) return real_->open(path, mode);
   if (creates && !admit()) return Err{kCrashed};
-  if (!creates && read_error_) return Err{*read_error_};
   const bool existed = names_.contains(path);
   if (!existed && !creates) std::ignore = node_for(path);  // there before, outside the model
   auto real = real_->open(path, mode);
@@ -163,10 +162,7 @@ IoResult<std::unique_ptr<File>> FaultFileSystem::open(const std::string& path, O
   return std::unique_ptr<File>(std::make_unique<FaultFile>(*this, std::move(node), std::move(*real)));
 }
 
-IoResult<std::vector<std::string>> FaultFileSystem::list(const std::string& dir) {
-  if (read_error_) return Err{*read_error_};
-  return real_->list(dir);
-}
+IoResult<std::vector<std::string>> FaultFileSystem::list(const std::string& dir) { return real_->list(dir); }
 
 IoResult<void> FaultFileSystem::create_dirs(const std::string& dir) { return real_->create_dirs(dir); }
 

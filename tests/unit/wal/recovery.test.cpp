@@ -342,6 +342,8 @@ TEST_CASE("a read error during recovery fails it and truncates nothing", "[wal]"
   auto recovered = recover(fs, recovery_options(dir));
   REQUIRE_FALSE(recovered);
   CHECK(recovered.error().kind == ErrorKind::ReadFailed);
+  CHECK(recovered.error().op == IoOp::Read);
+  CHECK(recovered.error().path == path);
   CHECK(recovered.error().sys_errno == EIO);
   CHECK(read_all(path) == image);
   CHECK_FALSE(std::filesystem::exists(path + ".damaged"));

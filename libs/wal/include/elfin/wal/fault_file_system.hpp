@@ -11,7 +11,8 @@
 //   power_loss(n)    the same, except that in each file the first n bytes of unsynced data (from
 //                    the first byte that differs from the durable image) did reach the disk: a
 //                    torn write.
-//   fail_syncs / fail_writes / fail_reads   make those calls fail with an errno (EIO, ...).
+//   fail_syncs / fail_writes / fail_reads   make those calls fail with an errno (EIO, ...):
+//                    fdatasync and directory fsync; write and fallocate; a file's read_at.
 //   limit_space(n)   lets files grow by n more bytes in total, then fails with ENOSPC; a write
 //                    that crosses the limit writes what fits first, as a real one can.
 //   crash_after(n)   the n+1-th mutating call from now on (create, write, sync, truncate,

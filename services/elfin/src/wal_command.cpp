@@ -116,10 +116,13 @@ int inspect(const std::string& dir, std::FILE* out, std::FILE* err) {
         continue;
       }
       const bool ok = scan.state == wal::SegmentState::Clean;
-      fmt::print(out, "  {}  segment {}  sequence {}..{}  {} records  {} of {} bytes used  checksums {}\n", name,
-                 scan.header.segment_no, scan.header.first_sequence,
-                 scan.header.first_sequence + scan.records.size(), scan.records.size(), scan.valid_end,
-                 scan.file_bytes, ok ? "OK" : "DAMAGED");
+      const std::uint64_t first = scan.header.first_sequence;
+      const std::string sequences = scan.records.empty()
+                                        ? fmt::format("sequence {} (no records)", first)
+                                        : fmt::format("sequence {}..{}", first, first + scan.records.size() - 1);
+      fmt::print(out, "  {}  segment {}  {}  {} record{}  {} of {} bytes used  checksums {}\n", name,
+                 scan.header.segment_no, sequences, scan.records.size(), scan.records.size() == 1 ? "" : "s",
+                 scan.valid_end, scan.file_bytes, ok ? "OK" : "DAMAGED");
       std::map<std::uint64_t, wal::IndexRange> ranges;
       for (const auto& rec : scan.records) {
         auto [it, fresh] = ranges.try_emplace(rec.header.partition, wal::IndexRange{rec.header.index, rec.header.index, 0});

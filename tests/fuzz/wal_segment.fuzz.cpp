@@ -4,7 +4,9 @@
 //
 // Input: the first byte picks a mode; odd: the rest follows a valid segment header (so the fuzzer
 // spends its time on records), even: the rest is the whole file.
-//   build-fuzz/tests/fuzz/elfin_wal_segment_fuzzer -max_total_time=30
+// Seeds (tests/fuzz/corpus/wal): a 0 byte, then real segments written by tests/cli/wal_fixture.
+//   cmake --build build-fuzz --target elfin_wal_segment_fuzzer   (configured as tests/fuzz/run.sh does)
+//   build-fuzz/tests/fuzz/elfin_wal_segment_fuzzer -max_total_time=30 build-fuzz/corpus/wal tests/fuzz/corpus/wal
 #include <array>
 #include <cstddef>
 #include <cstdint>

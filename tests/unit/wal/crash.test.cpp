@@ -198,3 +198,44 @@ TEST_CASE("a power loss that tears the unsynced batch at any byte keeps every ac
     REQUIRE(recovered->repairs.empty() == (whole == ends.size() || torn <= next_starts));
   }
 }
+
+TEST_CASE("a crash at every step of a retirement leaves a log without a hole", "[wal]") {
+  TempDir tmp;
+  PosixFileSystem posix;
+  const auto base = tmp.file("base");
+  std::uint64_t checkpoint = 0;
+  std::size_t segments = 0;
+  {
+    auto [recovery, writer] = open_wal(posix, base, small_segments());
+    write_all(writer, one_partition(40), 2);
+    segments = writer.log().segments.size();
+    REQUIRE(segments >= 4);
+    checkpoint = writer.log().segments[segments - 2].partitions.at(0).last;  // all but the newest
+  }
+  for (std::uint64_t crash_at = 0;; ++crash_at) {
+    INFO("crash after " << crash_at << " mutating calls");
+    const auto dir = tmp.file("crash");
+    copy_dir(base, dir);
+    FaultFileSystem fs(posix, dir);
+    {
+      auto [recovery, writer] = open_wal(fs, dir, small_segments());
+      fs.crash_after(fs.mutating_calls() + crash_at);
+      std::ignore = writer.retire({{0, checkpoint}});
+    }
+    const bool crashed = fs.crashed();
+    fs.power_loss();
+    auto recovered = recover(fs, recovery_options(dir));
+    REQUIRE(recovered);
+    // A prefix of the segments is gone; everything after the checkpoint is there, without a gap.
+    const auto log = indexes(*recovered, 0);
+    REQUIRE_FALSE(log.empty());
+    REQUIRE(log.back().first == 40);
+    REQUIRE(log.front().first <= checkpoint + 1);
+    for (std::size_t k = 1; k < log.size(); ++k) REQUIRE(log[k].first == log[k - 1].first + 1);
+    if (!crashed) {
+      REQUIRE(recovered->log.segments.size() == 1);
+      REQUIRE(log.front().first == checkpoint + 1);
+      break;
+    }
+  }
+}

@@ -322,3 +322,44 @@ TEST_CASE("errors format with their kind, file, offset, partition and errno", "[
   CHECK(io.kind == ErrorKind::NoSpace);
   CHECK(to_string(io) == "no space in /x/f at byte 8: write: No space left on device");
 }
+
+TEST_CASE("one fdatasync per commit, however many records the batch holds", "[wal]") {
+  TempDir tmp;
+  PosixFileSystem posix;
+  const auto dir = tmp.file("wal");
+  REQUIRE(posix.create_dirs(dir));
+  FaultFileSystem fs(posix, dir);
+  auto [recovery, writer] = open_wal(fs, dir);
+  const std::uint64_t before = fs.syncs();
+  write_all(writer, interleaved(5, 10), 5);  // 50 records, 10 batches, no rotation
+  CHECK(writer.log().segments.size() == 1);
+  CHECK(fs.syncs() - before == 10);
+}
+
+TEST_CASE("WALs sharing a directory recover only their own segments", "[wal]") {
+  TempDir tmp;
+  PosixFileSystem fs;
+  const auto dir = tmp.file("wal");
+  for (std::uint32_t id : {0u, 1u}) {
+    auto options = recovery_options(dir);
+    options.wal_id = id;
+    options.wal_count = 2;
+    auto recovered = recover(fs, options);
+    REQUIRE(recovered);
+    auto writer = Writer::open(fs, recovered->log, test_options());
+    REQUIRE(writer);
+    // Partition p lives on WAL p % 2.
+    write_all(*writer, {{id, 1}, {id + 2, 1}, {id, 2}});
+  }
+  for (std::uint32_t id : {0u, 1u}) {
+    auto options = recovery_options(dir);
+    options.wal_id = id;
+    options.wal_count = 2;
+    auto recovered = recover(fs, options);
+    REQUIRE(recovered);
+    CHECK(recovered->records_read == 3);
+    CHECK(indexes(*recovered, id).size() == 2);
+    CHECK(indexes(*recovered, id + 2).size() == 1);
+    CHECK(recovered->partitions.count(1 - id) == 0);
+  }
+}

@@ -25,11 +25,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -60,7 +62,9 @@ struct Shape {
 };
 
 std::filesystem::path bench_root() {
-  if (const char* dir = std::getenv("ELFIN_BENCH_WAL_DIR"); dir != nullptr && *dir != '\0') return dir;
+  // Read before any thread exists (the benchmark has none besides main).
+  const char* dir = std::getenv("ELFIN_BENCH_WAL_DIR");  // NOLINT(concurrency-mt-unsafe)
+  if (dir != nullptr && *dir != '\0') return dir;
   return std::filesystem::temp_directory_path();
 }
 
@@ -92,6 +96,8 @@ struct RunDir {
     std::filesystem::remove_all(path, ignored);
   }
 };
+
+std::string errno_text() { return std::error_code(errno, std::generic_category()).message(); }
 
 double micros(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); }
 
@@ -130,7 +136,7 @@ Run run_raw(const Shape& shape, std::uint64_t bytes_per_sync) {
   RunDir dir;
   const auto path = (dir.path / "raw.log").string();
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("open " + path + ": " + std::strerror(errno));
+  if (fd < 0) throw std::runtime_error("open " + path + ": " + errno_text());
   std::vector<std::byte> payload(shape.payload, std::byte{0x5a});
   std::vector<std::byte> buffer(bytes_per_sync);
   const std::size_t stride = bytes_per_sync / shape.per_sync;
@@ -145,10 +151,10 @@ Run run_raw(const Shape& shape, std::uint64_t bytes_per_sync) {
     while (done < buffer.size()) {
       const ssize_t n = ::write(fd, buffer.data() + done, buffer.size() - done);
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw std::runtime_error(std::string("write: ") + std::strerror(errno));
+      if (n < 0) throw std::runtime_error("write: " + errno_text());
       done += static_cast<std::size_t>(n);
     }
-    if (::fdatasync(fd) != 0) throw std::runtime_error(std::string("fdatasync: ") + std::strerror(errno));
+    if (::fdatasync(fd) != 0) throw std::runtime_error("fdatasync: " + errno_text());
     run.latencies_us.push_back(micros(t0, Clock::now()));
   }
   run.figure = {std::chrono::duration<double>(Clock::now() - start).count(), shape.syncs * shape.per_sync};
@@ -159,7 +165,7 @@ Run run_raw(const Shape& shape, std::uint64_t bytes_per_sync) {
 double percentile(std::vector<double> values, double p) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
-  const auto at = static_cast<std::size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
+  const auto at = static_cast<std::size_t>(std::llround(p * static_cast<double>(values.size() - 1)));
   return values[std::min(at, values.size() - 1)];
 }
 

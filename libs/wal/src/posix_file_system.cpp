@@ -1,6 +1,5 @@
 #include <elfin/wal/posix_file_system.hpp>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -106,20 +105,13 @@ IoResult<std::unique_ptr<File>> PosixFileSystem::open(const std::string& path, O
 }
 
 IoResult<std::vector<std::string>> PosixFileSystem::list(const std::string& dir) {
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return last_error();
+  std::error_code ec;
   std::vector<std::string> names;
-  errno = 0;
-  while (const dirent* entry = ::readdir(d)) {
-    const std::string name = entry->d_name;
-    if (name == "." || name == "..") continue;
-    struct stat st {};
-    if (::fstatat(::dirfd(d), entry->d_name, &st, 0) == 0 && S_ISREG(st.st_mode)) names.push_back(name);
-    errno = 0;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    if (it->is_regular_file(type_ec)) names.push_back(it->path().filename().string());
   }
-  const int err = errno;
-  ::closedir(d);
-  if (err != 0) return Err{Errno{err}};
+  if (ec) return Err{Errno{ec.value()}};
   std::sort(names.begin(), names.end());
   return names;
 }

@@ -235,7 +235,7 @@ TEST_CASE("damage in a segment that is not the last is an error even at its tail
   }
 }
 
-TEST_CASE("a damaged segment header is an error; a torn one in the newest segment is moved aside", "[wal]") {
+TEST_CASE("a damaged segment header is an error, and a torn one in the newest segment is moved aside", "[wal]") {
   TempDir tmp;
   PosixFileSystem fs;
   const auto dir = tmp.file("wal");

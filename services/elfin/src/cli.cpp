@@ -23,6 +23,7 @@
 #include <elfin/telemeter/telemeter.hpp>
 
 #include "shard_command.hpp"
+#include "wal_command.hpp"
 
 #ifndef ELFIN_VERSION
 #define ELFIN_VERSION "unknown"
@@ -52,6 +53,11 @@ commands:
         direction; a table, or --json for NDJSON. `elfin dump --help` lists the options.
   shard [--function jump|shardcake] [--shards N] KEY...
         Print the shard each key routes to. `elfin shard --help` lists the options.
+  wal inspect DIR
+        List a WAL directory's segments, each partition's index range, checksums and any
+        damage with file, byte offset and partition. Changes nothing.
+  wal verify DIR
+        Check a WAL directory as recovery would; exit code 1 if anything is damaged.
 
 options:
   -h, --help     this help
@@ -208,6 +214,7 @@ int dispatch(int argc, char** argv, const BlueprintRegistry& registry) {
   }
   if (command == "dump") return dump({args.begin() + 1, args.end()});
   if (command == "shard") return shard_command({args.begin() + 1, args.end()}, stdout, stderr);
+  if (command == "wal") return run_wal_command({args.begin() + 1, args.end()}, stdout, stderr);
   if (command != "run" && command != "check") return usage_error(fmt::format("unknown command `{}`", command));
   for (auto arg : args) {
     if (arg == "-h" || arg == "--help") {

@@ -13,7 +13,9 @@
 //   elfin check <topology.toml> [--config <file>] [--strict]
 //                                                  validate topology and config, start nothing
 //   elfin blueprints                               list the registered blueprints
+//   elfin dump [options] FILE...                   read dump files
 //   elfin shard [--function F] [--shards N] KEY... print the shard of each key (libs/hashing)
+//   elfin wal inspect|verify DIR                   read a WAL directory (libs/wal), change nothing
 //   elfin --help | --version
 //
 // Exit codes: 0 success; 1 invalid topology or config, or the node failed; 2 bad usage.

@@ -54,6 +54,18 @@ struct Echoed {
   std::uint16_t node = 0;
   ELFIN_MESSAGE(remote_test, Echoed, text, node);
 };
+/// A domain error as a typed response: Err for a division by zero.
+struct Divide {
+  std::string name;
+  std::int64_t by = 1;
+  ELFIN_REQUEST(remote_test, Divide, (elfin::Result<std::int64_t, std::string>), name, by);
+};
+/// Its handler throws: the requester on the other node learns why.
+struct Explode {
+  std::string name;
+  std::string why;
+  ELFIN_REQUEST(remote_test, Explode, std::uint64_t, name, why);
+};
 /// Stops the counter named `name` from taking messages while `g_gate_closed` is set (the test
 /// runs both nodes in this process, so a flag can reach the receiving node).
 struct Hold {
@@ -82,6 +94,16 @@ elfin::Task<> counter(elfin::Context<elfin::NoConfig, std::string> ctx) {
     } else if (const auto* echo = envelope->get<Echo>()) {
       Echoed reply{echo->text, node};
       std::ignore = co_await ctx.send_to(envelope->sender(), reply);
+    } else if (const auto* divide = envelope->get<Divide>()) {
+      auto token = envelope->take_token<Divide>();
+      if (divide->by == 0) {
+        ctx.respond(std::move(token), elfin::Err{std::string("division by zero")});
+      } else {
+        ctx.respond(std::move(token), 100 / divide->by);
+      }
+    } else if (const auto* explode = envelope->get<Explode>()) {
+      auto token = envelope->take_token<Explode>();  // dropped while the exception unwinds
+      throw std::runtime_error(explode->why);
     } else if (envelope->is<Hold>()) {
       while (g_gate_closed.load()) co_await ctx.yield_now();  // the mailbox fills meanwhile
     }
@@ -95,6 +117,8 @@ elfin::Blueprint counters() {
         if (const auto* m = e.get<Get>()) return elfin::Outcome<std::string>::Unicast(m->name);
         if (const auto* m = e.get<Increment>()) return elfin::Outcome<std::string>::Unicast(m->name);
         if (const auto* m = e.get<Hold>()) return elfin::Outcome<std::string>::Unicast(m->name);
+        if (const auto* m = e.get<Divide>()) return elfin::Outcome<std::string>::Unicast(m->name);
+        if (const auto* m = e.get<Explode>()) return elfin::Outcome<std::string>::Unicast(m->name);
         if (e.is<Echo>()) return elfin::Outcome<std::string>::Unicast("echo");
         return elfin::Outcome<std::string>::Default();
       }})
@@ -188,6 +212,21 @@ TEST_CASE("requests, messages and replies cross to a remote group and back", "[n
   REQUIRE(peers.size() == 1);
   CHECK(peers[0].node_no == 2);
   CHECK(std::find(peers[0].groups.begin(), peers[0].groups.end(), "counters") != peers[0].groups.end());
+}
+
+TEST_CASE("typed error responses and a handler's failure reach a requester on another node", "[network][remote]") {
+  auto two = server(2);
+  auto one = client(1, {listen_address(two)}, {2});
+  REQUIRE(wait_info(one, [](const NetworkInfo& i) { return has_peer(i, 2); }));
+
+  using Quotient = elfin::Result<std::int64_t, std::string>;
+  CHECK(one.request(Divide{"d", 4}) == Quotient{25});
+  CHECK(one.request(Divide{"d", 0}) == Quotient{elfin::Err{std::string("division by zero")}});
+
+  auto exploded = one.request_fallible(Explode{"e", "kaboom"});
+  REQUIRE_FALSE(exploded.ok());
+  CHECK(exploded.error() == elfin::RequestError::Failed);
+  CHECK(exploded.error().reason() == "the recipient failed while handling it: kaboom");
 }
 
 TEST_CASE("a broadcast remote group reaches every node and .all() gets every node's answer", "[network][remote]") {

@@ -8,6 +8,8 @@
 // topology() wires them: whatever the accounts send of protocol `audit` goes to the audit group.
 #pragma once
 
+#include <optional>
+
 #include <elfin/elfin.hpp>
 
 namespace bank {

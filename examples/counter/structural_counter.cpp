@@ -22,20 +22,19 @@ class Counter {
 
   Task<> main() {
     while (auto envelope = co_await ctx_.recv()) {
-      co_await handle(
-          *envelope,
-          // Handlers can delegate to member functions...
-          [&](const Increment& increment) { on_increment(increment); },
-          // ...or stay inline when they are short.
-          [&](const GetValue&, ResponseToken<GetValue> token) {
-            fmt::print("structural counter: value is {}\n", value_);
-            ctx_.respond(std::move(token), value_);
-          });
+      // `this` followed by member function pointers: each member function handles the message
+      // type its first parameter names, with no lambda around it.
+      co_await handle(*envelope, this, &Counter::on_increment, &Counter::on_get_value);
     }
   }
 
  private:
   void on_increment(const Increment& increment) { value_ += increment.delta; }
+
+  void on_get_value(const GetValue&, ResponseToken<GetValue> token) {
+    fmt::print("structural counter: value is {}\n", value_);
+    ctx_.respond(std::move(token), value_);
+  }
 
   Context<> ctx_;
   std::uint64_t value_ = 0;

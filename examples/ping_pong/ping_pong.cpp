@@ -58,15 +58,16 @@ Task<> pinger(Context<PingerConfig> ctx) {
 Task<> ponger(Context<> ctx) {
   std::uint32_t returned = 0;
   while (auto envelope = co_await ctx.recv()) {
-    // Handlers given to `match` are plain functions and cannot `co_await`, so a message whose
-    // handling waits (here, a bounded send) is picked out in the loop body instead.
-    if (const Serve* serve = envelope->get<Serve>()) {
-      fmt::print("ponger: returns ball {}  [trace {}]\n", serve->ball, ctx.trace_id().raw());
-      auto hit = co_await ctx.send_to(envelope->sender(), Return{serve->ball});
-      if (hit) ++returned;
-      continue;
-    }
-    co_await handle(*envelope, [&](const GetScore&, ResponseToken<GetScore> token) { ctx.respond(std::move(token), returned); });
+    co_await handle(
+        *envelope,
+        // A coroutine handler: the bounded send waits while the pinger's mailbox is full, and the
+        // ponger takes its next message only once the ball is back on its way.
+        [&](const Serve& serve) -> Task<> {
+          fmt::print("ponger: returns ball {}  [trace {}]\n", serve.ball, ctx.trace_id().raw());
+          auto hit = co_await ctx.send_to(envelope->sender(), Return{serve.ball});
+          if (hit) ++returned;
+        },
+        [&](const GetScore&, ResponseToken<GetScore> token) { ctx.respond(std::move(token), returned); });
   }
 }
 

@@ -36,29 +36,30 @@ Task<> client_actor(Context<ClientConfig> ctx) {
   std::uint32_t rate = ctx.config().rate;
   if (rate != 0) interval.start(period_of(rate));
   while (auto envelope = co_await ctx.recv()) {
-    if (envelope->is<ConfigUpdated>()) {  // a reload may change the rate, or stop or resume the ticks
-      const std::uint32_t next = ctx.config().rate;
-      if (next == 0) {
-        interval.stop();
-      } else if (rate == 0) {
-        interval.start(period_of(next));
-      } else if (next != rate) {
-        interval.set_period(period_of(next));
-      }
-      rate = next;
-      continue;
-    }
-    if (!envelope->is<Tick>()) continue;
-    // The request waits for its answer; ticks meanwhile do not pile up (at most one waits), so
-    // a slow or absent server slows the client down instead of queueing requests.
-    std::string name = ctx.config().name;  // config() is valid only until the next recv
-    Add add{name, 1};
-    auto value = co_await ctx.request(std::move(add));
-    if (value) {
-      log::info("counter {} = {}", name, *value);
-    } else {
-      log::warn("request failed: {}", value.error());  // e.g. the counters' node is gone; go on
-    }
+    co_await handle(
+        *envelope,
+        [&](const ConfigUpdated&) {  // a reload may change the rate, or stop or resume the ticks
+          const std::uint32_t next = ctx.config().rate;
+          if (next == 0) {
+            interval.stop();
+          } else if (rate == 0) {
+            interval.start(period_of(next));
+          } else if (next != rate) {
+            interval.set_period(period_of(next));
+          }
+          rate = next;
+        },
+        [&](const Tick&) -> Task<> {
+          // The request waits for its answer; ticks meanwhile do not pile up (at most one waits),
+          // so a slow or absent server slows the client down instead of queueing requests.
+          std::string name = ctx.config().name;  // config() is valid only until the next recv
+          auto value = co_await ctx.request(Add{name, 1});
+          if (value) {
+            log::info("counter {} = {}", name, *value);
+          } else {
+            log::warn("request failed: {}", value.error());  // e.g. the counters' node is gone; go on
+          }
+        });
   }
 }
 

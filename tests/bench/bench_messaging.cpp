@@ -336,8 +336,9 @@ Task<> consumer_exec(Context<ConsumerConfig> ctx) {
       }
       continue;
     }
-    co_await handle(*envelope,
-          [&](const WhoAreYou&, ResponseToken<WhoAreYou> token) { ctx.respond(std::move(token), ctx.addr().raw()); });
+    co_await handle(*envelope, [&](const WhoAreYou&, ResponseToken<WhoAreYou> token) {
+      ctx.respond(std::move(token), ctx.addr().raw());
+    });
   }
 }
 

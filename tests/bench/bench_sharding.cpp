@@ -13,9 +13,9 @@
 // There is no peer: the lines say caf_ops_per_s=n/a. Each run is verified (every key in range, the
 // expected number of moves), so a broken build cannot report a figure.
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
-#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -130,14 +130,16 @@ int main(int argc, char** argv) {
   cases.push_back({"shard_jump_xxh64", "shard", [](const Options& o) {
                      const std::uint64_t ops = o.quick ? 1'000'000 : 20'000'000;
                      const auto function = hashing::ShardFunction::jump_xxh64_default();
-                     return elfin_bench::run_case(kBench, "shard_jump_xxh64", o, [&] { return route(function, ops); },
-                                                  {}, " function=jump-xxh64/1:1024 keys=4096");
+                     return elfin_bench::run_case(
+                         kBench, "shard_jump_xxh64", o, [&] { return route(function, ops); }, {},
+                         " function=jump-xxh64/1:1024 keys=4096");
                    }});
   cases.push_back({"shard_shardcake", "shard", [](const Options& o) {
                      const std::uint64_t ops = o.quick ? 1'000'000 : 20'000'000;
                      const auto function = hashing::ShardFunction::shardcake_default();
-                     return elfin_bench::run_case(kBench, "shard_shardcake", o, [&] { return route(function, ops); },
-                                                  {}, " function=shardcake/1:300 keys=4096");
+                     return elfin_bench::run_case(
+                         kBench, "shard_shardcake", o, [&] { return route(function, ops); }, {},
+                         " function=shardcake/1:300 keys=4096");
                    }});
   cases.push_back(from_empty(10));
   cases.push_back(from_empty(100));

@@ -69,15 +69,21 @@ std::filesystem::path bench_root() {
 }
 
 std::string fs_name(const std::filesystem::path& dir) {
-  struct statfs st {};
+  struct statfs st{};
   if (::statfs(dir.c_str(), &st) != 0) return "unknown";
   switch (static_cast<unsigned long>(st.f_type)) {
-    case 0xEF53: return "ext4";
-    case 0x58465342: return "xfs";
-    case 0x9123683E: return "btrfs";
-    case 0x01021994: return "tmpfs";
-    case 0x794c7630: return "overlayfs";
-    default: return fmt::format("0x{:x}", static_cast<unsigned long>(st.f_type));
+    case 0xEF53:
+      return "ext4";
+    case 0x58465342:
+      return "xfs";
+    case 0x9123683E:
+      return "btrfs";
+    case 0x01021994:
+      return "tmpfs";
+    case 0x794c7630:
+      return "overlayfs";
+    default:
+      return fmt::format("0x{:x}", static_cast<unsigned long>(st.f_type));
   }
 }
 
@@ -99,7 +105,9 @@ struct RunDir {
 
 std::string errno_text() { return std::error_code(errno, std::generic_category()).message(); }
 
-double micros(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); }
+double micros(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
 
 Run run_wal(const Shape& shape) {
   RunDir dir;
@@ -146,7 +154,8 @@ Run run_raw(const Shape& shape, std::uint64_t bytes_per_sync) {
   const auto start = Clock::now();
   for (std::uint64_t s = 0; s < shape.syncs; ++s) {
     const auto t0 = Clock::now();
-    for (std::size_t r = 0; r < shape.per_sync; ++r) std::memcpy(buffer.data() + r * stride, payload.data(), payload.size());
+    for (std::size_t r = 0; r < shape.per_sync; ++r)
+      std::memcpy(buffer.data() + r * stride, payload.data(), payload.size());
     std::size_t done = 0;
     while (done < buffer.size()) {
       const ssize_t n = ::write(fd, buffer.data() + done, buffer.size() - done);

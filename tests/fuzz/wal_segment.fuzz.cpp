@@ -36,7 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (rec.offset != end) std::abort();
     end += wal::record_bytes(rec.header.payload_len);
     if (end > file.size()) std::abort();
-    const auto bytes = std::span<const std::byte>(file).subspan(rec.offset, wal::kRecordHeaderBytes + rec.header.payload_len);
+    const auto bytes =
+        std::span<const std::byte>(file).subspan(rec.offset, wal::kRecordHeaderBytes + rec.header.payload_len);
     if (wal::record_crc(bytes) != rec.header.crc) std::abort();
   }
   if (!scan.records.empty() && scan.valid_end != end) std::abort();

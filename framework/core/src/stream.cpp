@@ -52,8 +52,7 @@ SourceBase::Poll StreamCore::poll(ActorCell& cell, Envelope& out) {
     if (body_.done()) {
       if (auto error = body_.exception()) {
         const std::string reason = describe_exception(error);
-        log_runtime(cell.group().system(), LogLevel::Error, cell, "a stream failed and was detached: {}",
-                    reason);
+        log_runtime(cell.group().system(), LogLevel::Error, cell, "a stream failed and was detached: {}", reason);
       }
       detach();
       return Poll::Done;

@@ -71,7 +71,7 @@ Result<void, std::string> follow_dump(const std::string& file, const DumpFilter&
                                       const std::function<void(const DumpRecord&)>& on_record,
                                       const std::atomic<bool>& stop, FollowOptions options) {
   int fd = -1;
-  struct stat opened {};
+  struct stat opened{};
   std::string pending;  // the tail of the file after its last newline: a line still being written
   std::uint64_t line_no = 0;
   std::uint64_t offset = 0;
@@ -114,7 +114,7 @@ Result<void, std::string> follow_dump(const std::string& file, const DumpFilter&
       }
     }
     // At the end: has the file been replaced (rotation) or truncated? Then start over on the new one.
-    struct stat now {};
+    struct stat now{};
     bool exists = ::stat(file.c_str(), &now) == 0;
     bool replaced = fd >= 0 && exists && (now.st_ino != opened.st_ino || now.st_dev != opened.st_dev);
     bool truncated = fd >= 0 && exists && !replaced && static_cast<std::uint64_t>(now.st_size) < offset;

@@ -107,7 +107,7 @@ class NetworkState final : public elfin::detail::RemoteRouter, public std::enabl
 
   // RemoteRouter: sends to actor addresses on other nodes go to that node's direct forwarder.
   [[nodiscard]] std::optional<SendErrorKind> resolve(Addr to, const Envelope& envelope,
-                                                 elfin::detail::Targets& out) override;
+                                                     elfin::detail::Targets& out) override;
 
   // --- from connections (I/O thread) ---------------------------------------------------------
   /// The handshake with `conn` succeeded; a refusal reason if the connection must not be used.

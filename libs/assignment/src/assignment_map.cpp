@@ -86,9 +86,12 @@ Result<AssignmentMap, PlanError> AssignmentMap::apply(const RebalancePlan& plan)
 
 std::string_view to_string(PlanErrorKind kind) noexcept {
   switch (kind) {
-    case PlanErrorKind::UnknownShard: return "the map has no such shard";
-    case PlanErrorKind::StaleOwner: return "the move does not start from the shard's owner in the map";
-    case PlanErrorKind::DuplicateShard: return "the shard is moved twice";
+    case PlanErrorKind::UnknownShard:
+      return "the map has no such shard";
+    case PlanErrorKind::StaleOwner:
+      return "the move does not start from the shard's owner in the map";
+    case PlanErrorKind::DuplicateShard:
+      return "the shard is moved twice";
   }
   return "unknown plan error";
 }

@@ -17,11 +17,11 @@ constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 // One round's working state, with pods and shards replaced by indices so the inner loop (every
 // shard to place × every pod) compares integers, not addresses.
 struct Round {
-  std::vector<const Pod*> pods;       // sorted by id, one per id
-  std::vector<ShardId> shards;        // the map's shards, ascending
-  std::vector<std::size_t> owner;     // per shard: index into pods, or kNone (unassigned or gone)
-  std::vector<const PodId*> recorded; // per shard: the owner the map records (may be gone), or null
-  std::vector<std::uint32_t> load;    // per pod: shards owned, as the round goes
+  std::vector<const Pod*> pods;        // sorted by id, one per id
+  std::vector<ShardId> shards;         // the map's shards, ascending
+  std::vector<std::size_t> owner;      // per shard: index into pods, or kNone (unassigned or gone)
+  std::vector<const PodId*> recorded;  // per shard: the owner the map records (may be gone), or null
+  std::vector<std::uint32_t> load;     // per pod: shards owned, as the round goes
 };
 
 Round make_round(std::span<const Pod> input, const AssignmentMap& map) {
@@ -34,9 +34,9 @@ Round make_round(std::span<const Pod> input, const AssignmentMap& map) {
     if (a->id != b->id) return a->id < b->id;
     return std::less<const Pod*>{}(a, b);
   });
-  round.pods.erase(std::unique(round.pods.begin(), round.pods.end(),
-                               [](const Pod* a, const Pod* b) { return a->id == b->id; }),
-                   round.pods.end());
+  round.pods.erase(
+      std::unique(round.pods.begin(), round.pods.end(), [](const Pod* a, const Pod* b) { return a->id == b->id; }),
+      round.pods.end());
   round.load.assign(round.pods.size(), 0);
 
   round.shards.reserve(map.shard_count());
@@ -88,10 +88,9 @@ RebalancePlan plan_rebalance(std::span<const Pod> pods, const AssignmentMap& map
   const std::size_t pod_count = round.pods.size();
   const std::size_t shard_count = round.shards.size();
 
-  const PodVersion& newest =
-      (*std::max_element(round.pods.begin(), round.pods.end(),
-                         [](const Pod* a, const Pod* b) { return a->version < b->version; }))
-          ->version;
+  const PodVersion& newest = (*std::max_element(round.pods.begin(), round.pods.end(), [](const Pod* a, const Pod* b) {
+                               return a->version < b->version;
+                             }))->version;
   std::vector<bool> is_newest(pod_count);
   bool all_newest = true;
   for (std::size_t p = 0; p < pod_count; ++p) {
@@ -157,8 +156,8 @@ RebalancePlan plan_rebalance(std::span<const Pod> pods, const AssignmentMap& map
     }
     round.owner[s] = target;
     const PodId* from = round.recorded[s];
-    plan.moves.push_back(Move{round.shards[s], from ? std::optional<PodId>(*from) : std::nullopt,
-                              round.pods[target]->id});
+    plan.moves.push_back(
+        Move{round.shards[s], from ? std::optional<PodId>(*from) : std::nullopt, round.pods[target]->id});
   }
   // Orphans come in shard order already; extras do not.
   auto by_shard = [](const Move& a, const Move& b) { return a.shard < b.shard; };
@@ -170,8 +169,10 @@ RebalancePlan plan_rebalance(std::span<const Pod> pods, const AssignmentMap& map
 
 std::string_view to_string(RoundKind kind) noexcept {
   switch (kind) {
-    case RoundKind::Regular: return "regular";
-    case RoundKind::Immediate: return "immediate";
+    case RoundKind::Regular:
+      return "regular";
+    case RoundKind::Immediate:
+      return "immediate";
   }
   return "unknown";
 }

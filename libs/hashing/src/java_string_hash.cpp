@@ -70,12 +70,18 @@ Result<std::int32_t, Utf8Error> java_string_hash_utf8(std::string_view utf8) noe
 
 std::string_view to_string(Utf8ErrorKind kind) noexcept {
   switch (kind) {
-    case Utf8ErrorKind::InvalidLeadByte: return "a byte that cannot start a character";
-    case Utf8ErrorKind::Truncated: return "the text ends inside a character";
-    case Utf8ErrorKind::InvalidContinuation: return "a character's continuation byte is missing";
-    case Utf8ErrorKind::Overlong: return "an overlong encoding";
-    case Utf8ErrorKind::Surrogate: return "a UTF-16 surrogate encoded as a character";
-    case Utf8ErrorKind::OutOfRange: return "a code point above U+10FFFF";
+    case Utf8ErrorKind::InvalidLeadByte:
+      return "a byte that cannot start a character";
+    case Utf8ErrorKind::Truncated:
+      return "the text ends inside a character";
+    case Utf8ErrorKind::InvalidContinuation:
+      return "a character's continuation byte is missing";
+    case Utf8ErrorKind::Overlong:
+      return "an overlong encoding";
+    case Utf8ErrorKind::Surrogate:
+      return "a UTF-16 surrogate encoded as a character";
+    case Utf8ErrorKind::OutOfRange:
+      return "a code point above U+10FFFF";
   }
   return "unknown UTF-8 error";
 }

@@ -92,18 +92,24 @@ Result<void, ShardFunctionMismatch> check_matches(const ShardFunction& cluster, 
 
 std::string_view to_string(ShardAlgorithm algorithm) noexcept {
   switch (algorithm) {
-    case ShardAlgorithm::JumpXxh64: return kJumpXxh64;
-    case ShardAlgorithm::Shardcake: return kShardcake;
+    case ShardAlgorithm::JumpXxh64:
+      return kJumpXxh64;
+    case ShardAlgorithm::Shardcake:
+      return kShardcake;
   }
   return "unknown";
 }
 
 std::string_view to_string(ShardFunctionErrorKind kind) noexcept {
   switch (kind) {
-    case ShardFunctionErrorKind::Malformed: return "expected <name>/<version>:<shards>, e.g. jump-xxh64/1:1024";
-    case ShardFunctionErrorKind::UnknownAlgorithm: return "unknown algorithm (expected jump-xxh64 or shardcake)";
-    case ShardFunctionErrorKind::UnknownVersion: return "unknown version of the algorithm (this build knows 1)";
-    case ShardFunctionErrorKind::BadShardCount: return "the shard count must be an integer from 1 to 2147483647";
+    case ShardFunctionErrorKind::Malformed:
+      return "expected <name>/<version>:<shards>, e.g. jump-xxh64/1:1024";
+    case ShardFunctionErrorKind::UnknownAlgorithm:
+      return "unknown algorithm (expected jump-xxh64 or shardcake)";
+    case ShardFunctionErrorKind::UnknownVersion:
+      return "unknown version of the algorithm (this build knows 1)";
+    case ShardFunctionErrorKind::BadShardCount:
+      return "the shard count must be an integer from 1 to 2147483647";
   }
   return "unknown error";
 }

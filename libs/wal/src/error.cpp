@@ -8,37 +8,62 @@ namespace elfin::wal {
 
 std::string_view to_string(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::NoSpace: return "no space";
-    case ErrorKind::WriteFailed: return "write failed";
-    case ErrorKind::SyncFailed: return "sync failed";
-    case ErrorKind::WriterFailed: return "writer failed";
-    case ErrorKind::IoFailed: return "I/O failed";
-    case ErrorKind::ReadFailed: return "read failed";
-    case ErrorKind::CorruptRecord: return "corrupt record";
-    case ErrorKind::CorruptHeader: return "corrupt segment header";
-    case ErrorKind::Gap: return "gap";
-    case ErrorKind::Mismatch: return "mismatch";
-    case ErrorKind::UnsupportedVersion: return "unsupported version";
-    case ErrorKind::RecordTooLarge: return "record too large";
-    case ErrorKind::InvalidRecord: return "invalid record";
-    case ErrorKind::NotRepaired: return "not repaired";
+    case ErrorKind::NoSpace:
+      return "no space";
+    case ErrorKind::WriteFailed:
+      return "write failed";
+    case ErrorKind::SyncFailed:
+      return "sync failed";
+    case ErrorKind::WriterFailed:
+      return "writer failed";
+    case ErrorKind::IoFailed:
+      return "I/O failed";
+    case ErrorKind::ReadFailed:
+      return "read failed";
+    case ErrorKind::CorruptRecord:
+      return "corrupt record";
+    case ErrorKind::CorruptHeader:
+      return "corrupt segment header";
+    case ErrorKind::Gap:
+      return "gap";
+    case ErrorKind::Mismatch:
+      return "mismatch";
+    case ErrorKind::UnsupportedVersion:
+      return "unsupported version";
+    case ErrorKind::RecordTooLarge:
+      return "record too large";
+    case ErrorKind::InvalidRecord:
+      return "invalid record";
+    case ErrorKind::NotRepaired:
+      return "not repaired";
   }
   return "unknown";
 }
 
 std::string_view to_string(IoOp op) {
   switch (op) {
-    case IoOp::None: return "";
-    case IoOp::Open: return "open";
-    case IoOp::Read: return "read";
-    case IoOp::Write: return "write";
-    case IoOp::Sync: return "fdatasync";
-    case IoOp::SyncDir: return "fsync of the directory";
-    case IoOp::Truncate: return "truncate";
-    case IoOp::Allocate: return "fallocate";
-    case IoOp::Rename: return "rename";
-    case IoOp::Remove: return "remove";
-    case IoOp::List: return "list";
+    case IoOp::None:
+      return "";
+    case IoOp::Open:
+      return "open";
+    case IoOp::Read:
+      return "read";
+    case IoOp::Write:
+      return "write";
+    case IoOp::Sync:
+      return "fdatasync";
+    case IoOp::SyncDir:
+      return "fsync of the directory";
+    case IoOp::Truncate:
+      return "truncate";
+    case IoOp::Allocate:
+      return "fallocate";
+    case IoOp::Rename:
+      return "rename";
+    case IoOp::Remove:
+      return "remove";
+    case IoOp::List:
+      return "list";
   }
   return "";
 }

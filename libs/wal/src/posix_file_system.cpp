@@ -74,7 +74,7 @@ class PosixFile final : public File {
   }
 
   IoResult<std::uint64_t> size() override {
-    struct stat st {};
+    struct stat st{};
     if (::fstat(fd_, &st) != 0) return last_error();
     return static_cast<std::uint64_t>(st.st_size);
   }
@@ -85,10 +85,14 @@ class PosixFile final : public File {
 
 int open_flags(OpenMode mode) {
   switch (mode) {
-    case OpenMode::Read: return O_RDONLY;
-    case OpenMode::ReadWrite: return O_RDWR;
-    case OpenMode::CreateNew: return O_RDWR | O_CREAT | O_EXCL;
-    case OpenMode::CreateTrunc: return O_RDWR | O_CREAT | O_TRUNC;
+    case OpenMode::Read:
+      return O_RDONLY;
+    case OpenMode::ReadWrite:
+      return O_RDWR;
+    case OpenMode::CreateNew:
+      return O_RDWR | O_CREAT | O_EXCL;
+    case OpenMode::CreateTrunc:
+      return O_RDWR | O_CREAT | O_TRUNC;
   }
   return O_RDONLY;
 }

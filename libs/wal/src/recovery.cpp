@@ -37,7 +37,8 @@ WalResult<void> write_copy(FileSystem& fs, const std::string& dir, const std::st
                            std::span<const std::byte> bytes) {
   auto file = fs.open(path, OpenMode::CreateTrunc);
   if (!file) return Err{io_error(ErrorKind::IoFailed, IoOp::Open, file.error(), path)};
-  if (auto w = (*file)->write_at(0, bytes); !w) return Err{io_error(ErrorKind::WriteFailed, IoOp::Write, w.error(), path)};
+  if (auto w = (*file)->write_at(0, bytes); !w)
+    return Err{io_error(ErrorKind::WriteFailed, IoOp::Write, w.error(), path)};
   if (auto s = (*file)->sync(); !s) return Err{io_error(ErrorKind::SyncFailed, IoOp::Sync, s.error(), path)};
   if (auto s = fs.sync_dir(dir); !s) return Err{io_error(ErrorKind::SyncFailed, IoOp::SyncDir, s.error(), dir)};
   return {};
@@ -69,7 +70,8 @@ struct Found {
 WalResult<Recovery> recover(FileSystem& fs, const RecoveryOptions& options) {
   const std::string& dir = options.dir;
   if (options.repair) {
-    if (auto made = fs.create_dirs(dir); !made) return Err{io_error(ErrorKind::IoFailed, IoOp::List, made.error(), dir)};
+    if (auto made = fs.create_dirs(dir); !made)
+      return Err{io_error(ErrorKind::IoFailed, IoOp::List, made.error(), dir)};
   }
   auto names = fs.list(dir);
   if (!names) return Err{io_error(ErrorKind::ReadFailed, IoOp::List, names.error(), dir)};
@@ -95,7 +97,8 @@ WalResult<Recovery> recover(FileSystem& fs, const RecoveryOptions& options) {
   if (removed_temp) {
     if (auto s = fs.sync_dir(dir); !s) return Err{io_error(ErrorKind::SyncFailed, IoOp::SyncDir, s.error(), dir)};
   }
-  std::sort(segments.begin(), segments.end(), [](const Found& a, const Found& b) { return a.segment_no < b.segment_no; });
+  std::sort(segments.begin(), segments.end(),
+            [](const Found& a, const Found& b) { return a.segment_no < b.segment_no; });
 
   Recovery out;
   out.log.dir = dir;
@@ -151,7 +154,8 @@ WalResult<Recovery> recover(FileSystem& fs, const RecoveryOptions& options) {
     };
     if (h.wal_id != options.wal_id) return mismatch("WAL id in the header", options.wal_id, h.wal_id);
     if (h.wal_count != options.wal_count) return mismatch("wal_count in the header", options.wal_count, h.wal_count);
-    if (h.segment_no != segments[i].segment_no) return mismatch("segment number in the header", segments[i].segment_no, h.segment_no);
+    if (h.segment_no != segments[i].segment_no)
+      return mismatch("segment number in the header", segments[i].segment_no, h.segment_no);
     if (expected_sequence && h.first_sequence != *expected_sequence) {
       // The segment before ended early (its tail was lost) or records went missing between them.
       Error e = damage(ErrorKind::Gap, path, 0, "first sequence does not continue the segment before");
@@ -198,7 +202,8 @@ WalResult<Recovery> recover(FileSystem& fs, const RecoveryOptions& options) {
       ++it->second.records;
       if (!options.keep_entries) replay_index(indexes[rh.partition], rh.index);
       if (options.keep_entries) {
-        const auto payload = std::span<const std::byte>(*bytes).subspan(rec.offset + kRecordHeaderBytes, rh.payload_len);
+        const auto payload =
+            std::span<const std::byte>(*bytes).subspan(rec.offset + kRecordHeaderBytes, rh.payload_len);
         replay(out.partitions[rh.partition],
                Entry{rh.type, rh.term, rh.index, rh.sequence, std::vector<std::byte>(payload.begin(), payload.end())});
       }

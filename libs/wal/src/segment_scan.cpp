@@ -6,11 +6,16 @@ namespace elfin::wal {
 
 std::string_view to_string(SegmentState state) {
   switch (state) {
-    case SegmentState::Clean: return "clean";
-    case SegmentState::ShortHeader: return "short header";
-    case SegmentState::BadHeader: return "bad header";
-    case SegmentState::TornTail: return "torn tail";
-    case SegmentState::Corrupt: return "corrupt";
+    case SegmentState::Clean:
+      return "clean";
+    case SegmentState::ShortHeader:
+      return "short header";
+    case SegmentState::BadHeader:
+      return "bad header";
+    case SegmentState::TornTail:
+      return "torn tail";
+    case SegmentState::Corrupt:
+      return "corrupt";
   }
   return "unknown";
 }
@@ -39,13 +44,20 @@ Check check_record(std::span<const std::byte> bytes, std::uint64_t pos, std::uin
 
 std::string_view describe(Check check) {
   switch (check) {
-    case Check::Ok: return "";
-    case Check::Zero: return "non-zero bytes after the end of the records";
-    case Check::Short: return "incomplete record header at the end of the file";
-    case Check::Type: return "record type 0";
-    case Check::Length: return "record length over the maximum";
-    case Check::PastEnd: return "record length past the end of the file";
-    case Check::Crc: return "CRC mismatch";
+    case Check::Ok:
+      return "";
+    case Check::Zero:
+      return "non-zero bytes after the end of the records";
+    case Check::Short:
+      return "incomplete record header at the end of the file";
+    case Check::Type:
+      return "record type 0";
+    case Check::Length:
+      return "record length over the maximum";
+    case Check::PastEnd:
+      return "record length past the end of the file";
+    case Check::Crc:
+      return "CRC mismatch";
   }
   return "";
 }

@@ -207,7 +207,8 @@ WalResult<std::vector<std::uint64_t>> Writer::retire(const std::map<std::uint64_
   // that still starts at a segment boundary, never a hole.
   while (log_.segments.size() > 1 && covered(log_.segments.front())) {
     const SegmentInfo& oldest = log_.segments.front();
-    if (auto r = fs_->remove(oldest.path); !r) return Err{io_error(ErrorKind::IoFailed, IoOp::Remove, r.error(), oldest.path)};
+    if (auto r = fs_->remove(oldest.path); !r)
+      return Err{io_error(ErrorKind::IoFailed, IoOp::Remove, r.error(), oldest.path)};
     if (auto s = fs_->sync_dir(log_.dir); !s) {
       return Err{fail(io_error(ErrorKind::SyncFailed, IoOp::SyncDir, s.error(), log_.dir))};
     }

@@ -73,7 +73,8 @@ Result<hashing::ShardFunction, std::string> function_of(const ShardArgs& args) {
   using hashing::ShardAlgorithm;
   using hashing::ShardFunction;
   if (args.function.find('/') != std::string::npos) {
-    if (args.shards) return Err{fmt::format("--shards and a whole shard function (`{}`) do not go together", args.function)};
+    if (args.shards)
+      return Err{fmt::format("--shards and a whole shard function (`{}`) do not go together", args.function)};
     auto function = ShardFunction::parse(args.function);
     if (!function) return Err{fmt::format("--function: {}", function.error())};
     return *function;

@@ -43,7 +43,7 @@ struct WalFiles {
 
 // The segment files in `dir`, by WAL id; other files (copies, temporaries) in `others`.
 wal::IoResult<std::map<std::uint32_t, WalFiles>> find_wals(wal::FileSystem& fs, const std::string& dir,
-                                                            std::vector<std::string>& others) {
+                                                           std::vector<std::string>& others) {
   auto names = fs.list(dir);
   if (!names) return Err{names.error()};
   std::map<std::uint32_t, WalFiles> wals;
@@ -62,8 +62,8 @@ std::uint32_t wal_count_of(wal::FileSystem& fs, const std::string& dir, const Wa
   for (const auto& name : files.segments) {
     auto bytes = wal::read_whole_file(fs, wal::join_path(dir, name));
     if (!bytes || bytes->size() < wal::kSegmentHeaderBytes) continue;
-    const auto decoded = wal::decode_segment_header(std::span<const std::byte, wal::kSegmentHeaderBytes>(
-        bytes->data(), wal::kSegmentHeaderBytes));
+    const auto decoded = wal::decode_segment_header(
+        std::span<const std::byte, wal::kSegmentHeaderBytes>(bytes->data(), wal::kSegmentHeaderBytes));
     if (decoded.check == wal::HeaderCheck::Ok) return decoded.header.wal_count;
   }
   return 1;
@@ -93,8 +93,8 @@ int inspect(const std::string& dir, std::FILE* out, std::FILE* err) {
   std::vector<std::string> others;
   auto wals = find_wals(fs, dir, others);
   if (!wals) {
-    fmt::print(err, "elfin wal: {}\n", wal::to_string(wal::io_error(wal::ErrorKind::ReadFailed, wal::IoOp::List,
-                                                                      wals.error(), dir)));
+    fmt::print(err, "elfin wal: {}\n",
+               wal::to_string(wal::io_error(wal::ErrorKind::ReadFailed, wal::IoOp::List, wals.error(), dir)));
     return 1;
   }
   if (wals->empty()) fmt::print(out, "{}: no WAL segments\n", dir);
@@ -125,12 +125,14 @@ int inspect(const std::string& dir, std::FILE* out, std::FILE* err) {
                  scan.valid_end, scan.file_bytes, ok ? "OK" : "DAMAGED");
       std::map<std::uint64_t, wal::IndexRange> ranges;
       for (const auto& rec : scan.records) {
-        auto [it, fresh] = ranges.try_emplace(rec.header.partition, wal::IndexRange{rec.header.index, rec.header.index, 0});
+        auto [it, fresh] =
+            ranges.try_emplace(rec.header.partition, wal::IndexRange{rec.header.index, rec.header.index, 0});
         it->second.first = std::min(it->second.first, rec.header.index);
         it->second.last = std::max(it->second.last, rec.header.index);
         ++it->second.records;
       }
-      for (const auto& [partition, range] : ranges) fmt::print(out, "    partition {}: {}\n", partition, range_text(range));
+      for (const auto& [partition, range] : ranges)
+        fmt::print(out, "    partition {}: {}\n", partition, range_text(range));
       if (!ok) {
         fmt::print(out, "    damage at byte {}: {} ({}){}\n", scan.damage_offset, scan.damage_what,
                    wal::to_string(scan.state),
@@ -150,8 +152,10 @@ int inspect(const std::string& dir, std::FILE* out, std::FILE* err) {
     damaged = damaged || !problems.empty();
   }
   for (const auto& name : others) {
-    if (name.ends_with(wal::kDamagedSuffix)) fmt::print(out, "note: {}: a copy recovery kept of a damaged segment\n", name);
-    if (name.ends_with(wal::kTempSuffix)) fmt::print(out, "note: {}: an unfinished rotation (recovery deletes it)\n", name);
+    if (name.ends_with(wal::kDamagedSuffix))
+      fmt::print(out, "note: {}: a copy recovery kept of a damaged segment\n", name);
+    if (name.ends_with(wal::kTempSuffix))
+      fmt::print(out, "note: {}: an unfinished rotation (recovery deletes it)\n", name);
   }
   fmt::print(out, "{}\n", damaged ? "verdict: DAMAGED" : "verdict: ok");
   return damaged ? 1 : 0;
@@ -162,8 +166,8 @@ int verify(const std::string& dir, std::FILE* out, std::FILE* err) {
   std::vector<std::string> others;
   auto wals = find_wals(fs, dir, others);
   if (!wals) {
-    fmt::print(err, "elfin wal: {}\n", wal::to_string(wal::io_error(wal::ErrorKind::ReadFailed, wal::IoOp::List,
-                                                                      wals.error(), dir)));
+    fmt::print(err, "elfin wal: {}\n",
+               wal::to_string(wal::io_error(wal::ErrorKind::ReadFailed, wal::IoOp::List, wals.error(), dir)));
     return 1;
   }
   bool damaged = false;

@@ -8,8 +8,8 @@
 #include <optional>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <elfin/assignment/assignment_map.hpp>
 #include <elfin/assignment/pod.hpp>

@@ -49,8 +49,7 @@ Scenario random_scenario(std::mt19937& random, PodVersion version_of_all = {1}) 
 
 }  // namespace
 
-TEST_CASE("random maps converge within a bounded number of rounds to loads within one of each other",
-          "[assignment]") {
+TEST_CASE("random maps converge within a bounded number of rounds to loads within one of each other", "[assignment]") {
   for (unsigned seed = 1; seed <= 300; ++seed) {
     INFO("seed " << seed);
     std::mt19937 random(seed);
@@ -120,8 +119,9 @@ TEST_CASE("with mixed versions, random rounds give shards only to newest pods an
       for (const Move& move : plan.moves) {
         CHECK(is_newest(move.to));
         // Only orphans move while versions are mixed.
-        if (mixed) CHECK((!move.from || !std::any_of(s.pods.begin(), s.pods.end(),
-                                                     [&](const Pod& p) { return p.id == *move.from; })));
+        if (mixed)
+          CHECK((!move.from ||
+                 !std::any_of(s.pods.begin(), s.pods.end(), [&](const Pod& p) { return p.id == *move.from; })));
       }
       if (mixed && !had_orphans) CHECK(plan.empty());
     }

@@ -105,7 +105,8 @@ TEST_CASE("after a rolling update balanced by replacement, the one regular round
   const PodVersion v1{1};
   const PodVersion v2{2};
   std::vector<Pod> running = pods(10, v1);
-  AssignmentMap map = run_until_stable(running, run_round(running, AssignmentMap::unassigned(1, 300), RoundKind::Immediate)).map;
+  AssignmentMap map =
+      run_until_stable(running, run_round(running, AssignmentMap::unassigned(1, 300), RoundKind::Immediate)).map;
   for (int i = 1; i <= 10; ++i) {
     running.push_back(pod(100 + i, v2));
     running.erase(running.begin());

@@ -129,16 +129,9 @@ Task<> gated(Context<NoConfig, Key> ctx) {
   while (auto envelope = co_await ctx.recv()) {
     Seen seen;
     co_await handle(
-        *envelope,
-        [&](const Numbered& m) {
-          seen = Seen{m.seq, "numbered"};
-        },
-        [&](const Keyed& m) {
-          seen = Seen{m.key, "keyed:" + m.mode};
-        },
-        [&](const Envelope& other) {
-          seen = Seen{0, std::string(other.name())};
-        });
+        *envelope, [&](const Numbered& m) { seen = Seen{m.seq, "numbered"}; },
+        [&](const Keyed& m) { seen = Seen{m.key, "keyed:" + m.mode}; },
+        [&](const Envelope& other) { seen = Seen{0, std::string(other.name())}; });
     std::ignore = ctx.unbounded_send(seen);
   }
   std::ignore = ctx.unbounded_send(Seen{0, "end"});

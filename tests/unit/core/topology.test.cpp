@@ -50,8 +50,9 @@ Task<> b_actor(Context<NoConfig, Key> ctx) {
   while (auto envelope = co_await ctx.recv()) {
     if (envelope->vtable().is_system) continue;
     journal().add(fmt::format("b/{}:{}", ctx.key(), describe_message(*envelope)));
-    co_await handle(*envelope,
-          [&](const WhoAmI&, ResponseToken<WhoAmI> token) { ctx.respond(std::move(token), ctx.addr().raw()); });
+    co_await handle(*envelope, [&](const WhoAmI&, ResponseToken<WhoAmI> token) {
+      ctx.respond(std::move(token), ctx.addr().raw());
+    });
   }
 }
 

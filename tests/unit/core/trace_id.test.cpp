@@ -71,9 +71,7 @@ Task<> traced(Context<NoConfig, Key> ctx) {
           ctx.set_trace_id(TraceId::generate());  // the answer must still carry the request's id
           ctx.respond(std::move(token), std::to_string(received.raw()));
         },
-        [&](const Ask& a) {
-          question = Question{a.key, {}, ""};
-        });
+        [&](const Ask& a) { question = Question{a.key, {}, ""}; });
     for (auto& report : reports) std::ignore = co_await ctx.send(std::move(report));
     if (forward) std::ignore = co_await ctx.send_to(ctx.group_addr(), std::move(*forward));
     if (question) {

@@ -263,7 +263,7 @@ class RandomDumps {
   std::string text(bool valid_utf8) {
     static const std::vector<std::string> kValid = {
         "a",    "Z",    "0",    " ", "\"", "\\", "\n", "\r", "\t",   std::string(1, '\0'),        "\x01", "\x08",
-        "\x0c", "\x1f", "\x7f", "/", "<",  "é",  "€",  "😀",  "käse", "abcdefghijklmnopqrstuvwxyz"};
+        "\x0c", "\x1f", "\x7f", "/", "<",  "é",  "€",  "😀", "käse", "abcdefghijklmnopqrstuvwxyz"};
     static const std::vector<std::string> kInvalid = {"\xff",
                                                       "\xc0",
                                                       "\xc1",

@@ -109,7 +109,9 @@ TEST_CASE("following a file sees appended lines, partial writes and rotation", "
   CHECK(eventually([&] { return count() == 4; }));
 
   // copytruncate: the same file shrinks to nothing and grows again.
-  { std::ofstream truncate(file, std::ios::trunc); }
+  {
+    std::ofstream truncate(file, std::ios::trunc);
+  }
   CHECK(eventually([&] {
     std::lock_guard lock(mu);
     return reopened.size() == 2;

@@ -46,14 +46,15 @@ TEST_CASE("java_string_hash wraps around in 32 bits: \"polygenelubricants\" hash
 
 TEST_CASE("java_string_hash_utf8 decodes UTF-8 to UTF-16 code units before hashing", "[hashing]") {
   SECTION("two- and three-byte characters are one code unit each") {
-    CHECK(hash_utf8("h\xC3\xA9llo") == 103094734);          // héllo
+    CHECK(hash_utf8("h\xC3\xA9llo") == 103094734);                         // héllo
     CHECK(hash_utf8("\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E") == 25921943);  // 日本語
     CHECK(hash_utf8("h\xC3\xA9llo") == java_string_hash(u"h\u00E9llo"));
   }
   SECTION("a character outside the BMP is its two surrogates") {
-    CHECK(hash_utf8("\xF0\x9F\x98\x80") == 1772899);       // U+1F600 = D83D DE00
+    CHECK(hash_utf8("\xF0\x9F\x98\x80") == 1772899);  // U+1F600 = D83D DE00
     CHECK(hash_utf8("\xF0\x9F\x98\x80") == java_string_hash(u"\xD83D\xDE00"));
-    CHECK(hash_utf8("a\xF0\x9F\x98\x80" "b") == 57849694);
+    CHECK(hash_utf8("a\xF0\x9F\x98\x80"
+                    "b") == 57849694);
     CHECK(hash_utf8("\xF4\x8F\xBF\xBF") == java_string_hash(u"\xDBFF\xDFFF"));  // U+10FFFF
   }
 }

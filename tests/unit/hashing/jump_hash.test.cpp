@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <elfin/hashing/jump_hash.hpp>
 #include <elfin/hashing/xxh64.hpp>
@@ -54,7 +54,8 @@ TEST_CASE("jump_hash agrees with the paper's reference implementation", "[hashin
     const std::uint64_t key = random();
     for (std::uint32_t n : counts) {
       INFO(fmt::format("key {:#x}, {} buckets", key, n));
-      REQUIRE(jump_hash(key, n) == static_cast<std::uint32_t>(paper_jump_consistent_hash(key, static_cast<std::int32_t>(n))));
+      REQUIRE(jump_hash(key, n) ==
+              static_cast<std::uint32_t>(paper_jump_consistent_hash(key, static_cast<std::int32_t>(n))));
     }
   }
 }
@@ -85,7 +86,8 @@ TEST_CASE("growing from N to N+1 buckets moves keys only to bucket N, about 1/(N
     const double p = 1.0 / (n + 1);
     const double expected = kKeys * p;
     const double sigma = std::sqrt(kKeys * p * (1 - p));
-    INFO(fmt::format("{} -> {} buckets: {} keys moved, expected {:.0f} ± {:.0f}", n, n + 1, moved, expected, 3 * sigma));
+    INFO(
+        fmt::format("{} -> {} buckets: {} keys moved, expected {:.0f} ± {:.0f}", n, n + 1, moved, expected, 3 * sigma));
     CHECK(std::abs(moved - expected) <= 3 * sigma);
   }
 }

@@ -2,8 +2,8 @@
 // checks, and that `shard_of` is exactly the documented formula of each algorithm.
 #include <string>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <elfin/hashing/java_string_hash.hpp>
 #include <elfin/hashing/jump_hash.hpp>

@@ -32,7 +32,7 @@ TEST_CASE("fault layer: a power loss keeps synced data and drops what was writte
     REQUIRE((*file)->sync());
     REQUIRE(fs.sync_dir(dir));
     write_text(**file, 6, "-lost");
-    REQUIRE((*file)->truncate(3) );
+    REQUIRE((*file)->truncate(3));
     CHECK(read_all(path) == "syn");
   }
   fs.power_loss();

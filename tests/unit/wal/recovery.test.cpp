@@ -41,8 +41,7 @@ std::size_t records_ending_by(const std::vector<std::uint64_t>& ends, std::uint6
 
 }  // namespace
 
-TEST_CASE("truncating the last segment at every byte offset recovers exactly the records before the cut",
-          "[wal]") {
+TEST_CASE("truncating the last segment at every byte offset recovers exactly the records before the cut", "[wal]") {
   TempDir tmp;
   PosixFileSystem fs;
   const auto original_dir = tmp.file("original");
@@ -111,7 +110,8 @@ TEST_CASE("a zeroed tail of the last segment is cut at the last valid record", "
   SECTION("a zeroed 512-byte sector inside the last record, the rest intact") {
     image.resize(ends.back());
     const std::uint64_t start = ends[8];
-    std::fill(image.begin() + static_cast<std::ptrdiff_t>(start), image.begin() + static_cast<std::ptrdiff_t>(start + 8), '\0');
+    std::fill(image.begin() + static_cast<std::ptrdiff_t>(start),
+              image.begin() + static_cast<std::ptrdiff_t>(start + 8), '\0');
     write_all_text(path, image);
     auto recovered = recover(fs, recovery_options(dir));
     REQUIRE(recovered);
@@ -129,8 +129,7 @@ TEST_CASE("a zeroed tail of the last segment is cut at the last valid record", "
   }
 }
 
-TEST_CASE("a bit flipped mid-file is an error naming segment, offset and partition, and nothing is cut",
-          "[wal]") {
+TEST_CASE("a bit flipped mid-file is an error naming segment, offset and partition, and nothing is cut", "[wal]") {
   TempDir tmp;
   PosixFileSystem fs;
   const auto dir = tmp.file("wal");
@@ -291,8 +290,7 @@ TEST_CASE("a damaged segment header is an error, and a torn one in the newest se
   }
 }
 
-TEST_CASE("a record for an index seen before replaces it and every later one (stale entries never return)",
-          "[wal]") {
+TEST_CASE("a record for an index seen before replaces it and every later one (stale entries never return)", "[wal]") {
   TempDir tmp;
   PosixFileSystem fs;
   const auto dir = tmp.file("wal");

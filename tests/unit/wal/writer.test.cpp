@@ -212,8 +212,7 @@ TEST_CASE("an fsync error fails the batch and puts the writer in a failed state"
   CHECK(to_string(commit.error()).find("writer failed") != std::string::npos);
 }
 
-TEST_CASE("ENOSPC rejects the batch, leaves no partial record, and appends succeed once space returns",
-          "[wal]") {
+TEST_CASE("ENOSPC rejects the batch, leaves no partial record, and appends succeed once space returns", "[wal]") {
   TempDir tmp;
   PosixFileSystem posix;
   const auto dir = tmp.file("wal");

@@ -58,7 +58,9 @@ Task<> exec_with_result(F* exec, Ctx ctx, ActorCell* cell) {
 template <class C = NoConfig, class K = Singleton>
 class ActorGroup {
  public:
-  ActorGroup() requires std::same_as<K, Singleton> : router_(detail::singleton_router()) {}
+  ActorGroup()
+    requires std::same_as<K, Singleton>
+      : router_(detail::singleton_router()) {}
 
   /// Sets the group's config type; it must list its keys with ELFIN_CONFIG.
   template <class C2>
@@ -90,7 +92,7 @@ class ActorGroup {
 
   /// Finishes the group with its actors' code. `f` is called with a `Context<C, K>` per actor.
   template <class F>
-  requires std::invocable<F&, Context<C, K>>
+    requires std::invocable<F&, Context<C, K>>
   [[nodiscard]] Blueprint exec(F f) const {
     using Ret = std::invoke_result_t<F&, Context<C, K>>;
     typename detail::Supervisor<C, K>::Exec exec;

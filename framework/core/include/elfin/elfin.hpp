@@ -14,10 +14,10 @@
 #include <elfin/duration.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
+#include <elfin/handle.hpp>
 #include <elfin/interval.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/map_router.hpp>
-#include <elfin/handle.hpp>
 #include <elfin/message.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/outcome.hpp>

@@ -29,7 +29,9 @@ class [[nodiscard]] Result {
   using error_type = E;
 
   /// A default value, as std::expected has (decoders fill a Result in place).
-  Result() requires std::is_default_constructible_v<T> : storage_(std::in_place_index<0>) {}
+  Result()
+    requires std::is_default_constructible_v<T>
+      : storage_(std::in_place_index<0>) {}
   template <class U = T, class = std::enable_if_t<std::is_constructible_v<T, U&&>>>
   Result(U&& value) : storage_(std::in_place_index<0>, std::forward<U>(value)) {}  // NOLINT: implicit on purpose
   template <class G>

@@ -96,9 +96,7 @@ class Emitter {
 
 /// An async sequence: `co_await seq.next()` yields `std::optional<item>`.
 template <class S>
-concept AsyncSequence = requires(S& s) {
-  s.next();
-};
+concept AsyncSequence = requires(S& s) { s.next(); };
 
 class Stream {
  public:
@@ -111,7 +109,7 @@ class Stream {
   /// Whatever `generator(emitter, args...)` emits. `generator` is kept alive with the stream.
   /// Continues the trace.
   template <class F, class... Args>
-  requires std::same_as<std::invoke_result_t<F&, Emitter, Args...>, Task<>>
+    requires std::same_as<std::invoke_result_t<F&, Emitter, Args...>, Task<>>
   [[nodiscard]] static Stream generate(F generator, Args... args) {
     auto keep = std::make_shared<F>(std::move(generator));
     F* fn = keep.get();

@@ -89,11 +89,8 @@ Figure with_system(const char* name, unsigned threads, Workload&& workload) {
 Outcome await_outcome(const char* name, caf::scoped_actor& self) {
   Outcome out;
   std::string failure;
-  self->receive(
-      [&](done_atom, std::uint64_t count, std::uint64_t checksum) {
-        out = Outcome{count, checksum};
-      },
-      [&](failed_atom, const std::string& why) { failure = why; });
+  self->receive([&](done_atom, std::uint64_t count, std::uint64_t checksum) { out = Outcome{count, checksum}; },
+                [&](failed_atom, const std::string& why) { failure = why; });
   if (!failure.empty()) throw std::runtime_error(std::string("caf.") + name + ": " + failure);
   return out;
 }

@@ -18,9 +18,7 @@
 namespace elfin::detail {
 
 template <class T>
-concept ConfigStruct = requires(T& t) {
-  t.elfin_config_fields();
-};
+concept ConfigStruct = requires(T& t) { t.elfin_config_fields(); };
 
 template <class T>
 struct IsVector : std::false_type {};
@@ -143,8 +141,7 @@ void decode_config_struct(const msgpack::object& o, C& out, const std::string& p
                 }
               }(),
               ...);
-        }
-        (std::make_index_sequence<sizeof...(items) / 2>{});
+        }(std::make_index_sequence<sizeof...(items) / 2>{});
       },
       fields.a);
   for (std::uint32_t i = 0; i < o.via.map.size; ++i) {

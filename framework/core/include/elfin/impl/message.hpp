@@ -18,9 +18,7 @@ struct StringSink {
 
 /// Declared with ELFIN_NO_DUMPING.
 template <class M>
-inline constexpr bool kNoDumping = requires {
-  typename M::elfin_no_dumping;
-};
+inline constexpr bool kNoDumping = requires { typename M::elfin_no_dumping; };
 
 /// MessageVTable::copy_for_dump of an `M`: a copy of its bytes is a valid `M` only for a
 /// trivially copyable type (an implicit-lifetime type: memcpy creates the object). The size is a

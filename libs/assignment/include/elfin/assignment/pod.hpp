@@ -19,7 +19,7 @@ namespace elfin::assignment {
 
 /// Who a pod is: where it listens and which start of the process at that address.
 struct PodId {
-  std::string address;           ///< `host:port` where the pod serves its sharding API
+  std::string address;            ///< `host:port` where the pod serves its sharding API
   std::uint64_t incarnation = 0;  ///< distinct for every registration at that address
 
   friend bool operator==(const PodId&, const PodId&) = default;

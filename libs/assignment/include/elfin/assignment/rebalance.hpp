@@ -31,7 +31,7 @@
 namespace elfin::assignment {
 
 enum class RoundKind : std::uint8_t {
-  Regular,    ///< the periodic round: places orphans if there are any, else evens out the load
+  Regular,  ///< the periodic round: places orphans if there are any, else evens out the load
   /// After a pod unregistered or died: places orphans only. Also the round to run when balancing
   /// would be unsafe (a pod is unreachable or still joining, as Pekko holds back): orphans are
   /// never held back.

@@ -55,14 +55,14 @@ struct Errno {
 struct Error {
   ErrorKind kind = ErrorKind::IoFailed;
   IoOp op = IoOp::None;
-  int sys_errno = 0;                        ///< errno of the failed call, 0 if none
-  std::string path;                         ///< the file concerned, "" if none
-  std::uint64_t offset = 0;                 ///< byte offset in `path` (damage, failed read/write)
-  std::optional<std::uint64_t> partition;   ///< the partition of the damaged record, if readable
-  std::uint64_t expected = 0;               ///< Gap/Mismatch/RecordTooLarge: what was expected
-  std::uint64_t found = 0;                  ///< ... and what was found
-  std::optional<ErrorKind> cause;           ///< WriterFailed: the kind of error that failed it
-  std::string_view what;                    ///< a fixed text naming the check that failed
+  int sys_errno = 0;                       ///< errno of the failed call, 0 if none
+  std::string path;                        ///< the file concerned, "" if none
+  std::uint64_t offset = 0;                ///< byte offset in `path` (damage, failed read/write)
+  std::optional<std::uint64_t> partition;  ///< the partition of the damaged record, if readable
+  std::uint64_t expected = 0;              ///< Gap/Mismatch/RecordTooLarge: what was expected
+  std::uint64_t found = 0;                 ///< ... and what was found
+  std::optional<ErrorKind> cause;          ///< WriterFailed: the kind of error that failed it
+  std::string_view what;                   ///< a fixed text naming the check that failed
 
   friend bool operator==(const Error&, const Error&) = default;
 };

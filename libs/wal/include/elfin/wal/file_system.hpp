@@ -47,10 +47,10 @@ class File {
 };
 
 enum class OpenMode : std::uint8_t {
-  Read,          ///< read only; the file must exist
-  ReadWrite,     ///< the file must exist
-  CreateNew,     ///< create it; fails if it exists (O_EXCL)
-  CreateTrunc,   ///< create it or empty it
+  Read,         ///< read only; the file must exist
+  ReadWrite,    ///< the file must exist
+  CreateNew,    ///< create it; fails if it exists (O_EXCL)
+  CreateTrunc,  ///< create it or empty it
 };
 
 class FileSystem {

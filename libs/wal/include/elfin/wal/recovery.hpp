@@ -32,12 +32,12 @@
 namespace elfin::wal {
 
 struct RecoveryOptions {
-  std::string dir;                 ///< the WAL's directory (created if missing when `repair`)
-  std::uint32_t wal_id = 0;        ///< which WAL of the directory
-  std::uint32_t wal_count = 1;     ///< must match the segments' headers: partitions are placed by it
+  std::string dir;                              ///< the WAL's directory (created if missing when `repair`)
+  std::uint32_t wal_id = 0;                     ///< which WAL of the directory
+  std::uint32_t wal_count = 1;                  ///< must match the segments' headers: partitions are placed by it
   std::uint64_t max_payload_bytes = 16u << 20;  ///< larger lengths are damage
-  bool repair = true;              ///< false: report a torn tail in `repairs` but change nothing
-  bool keep_entries = true;        ///< false: return the ranges only (inspection of large logs)
+  bool repair = true;                           ///< false: report a torn tail in `repairs` but change nothing
+  bool keep_entries = true;                     ///< false: return the ranges only (inspection of large logs)
 };
 
 /// First and last index of a partition's records, and how many there are.
@@ -54,7 +54,7 @@ struct SegmentInfo {
   std::string path;
   std::uint64_t first_sequence = 0;
   std::uint64_t records = 0;
-  std::uint64_t end_offset = 0;  ///< where the next record goes
+  std::uint64_t end_offset = 0;                    ///< where the next record goes
   std::map<std::uint64_t, IndexRange> partitions;  ///< index range of each partition's records here
 };
 
@@ -75,15 +75,15 @@ struct Repair {
   enum class Kind : std::uint8_t { TornTail, ShortHeader };
   Kind kind = Kind::TornTail;
   std::string path;
-  std::uint64_t offset = 0;       ///< cut here (ShortHeader: the file was moved aside)
+  std::uint64_t offset = 0;  ///< cut here (ShortHeader: the file was moved aside)
   std::uint64_t bytes_cut = 0;
-  std::string damaged_copy;       ///< the copy kept ("" when `repair` was off)
-  std::string_view what;          ///< the check that failed
+  std::string damaged_copy;  ///< the copy kept ("" when `repair` was off)
+  std::string_view what;     ///< the check that failed
 };
 
 struct Recovery {
   std::map<std::uint64_t, std::vector<Entry>> partitions;  ///< each partition's log, by index
-  std::map<std::uint64_t, IndexRange> ranges;  ///< each partition's index range after replay
+  std::map<std::uint64_t, IndexRange> ranges;              ///< each partition's index range after replay
   LogState log;
   std::vector<Repair> repairs;
   std::uint64_t records_read = 0;

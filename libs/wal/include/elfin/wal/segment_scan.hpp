@@ -48,13 +48,13 @@ struct SegmentScan {
   SegmentState state = SegmentState::Clean;
   HeaderCheck header_check = HeaderCheck::Ok;
   SegmentHeader header;
-  std::vector<ScannedRecord> records;          ///< the valid records, in order
-  std::uint64_t valid_end = 0;                 ///< the offset just past the last valid record
+  std::vector<ScannedRecord> records;  ///< the valid records, in order
+  std::uint64_t valid_end = 0;         ///< the offset just past the last valid record
   std::uint64_t file_bytes = 0;
   // TornTail / Corrupt:
-  std::uint64_t damage_offset = 0;             ///< where the first bad record starts
-  std::optional<std::uint64_t> damage_partition;  ///< its partition field, when its header was there
-  std::string_view damage_what;                ///< which check failed
+  std::uint64_t damage_offset = 0;                   ///< where the first bad record starts
+  std::optional<std::uint64_t> damage_partition;     ///< its partition field, when its header was there
+  std::string_view damage_what;                      ///< which check failed
   std::optional<std::uint64_t> later_record_offset;  ///< Corrupt: the later batch's record found
 };
 

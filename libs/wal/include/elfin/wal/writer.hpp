@@ -39,18 +39,18 @@
 namespace elfin::wal {
 
 struct WriterOptions {
-  std::uint64_t segment_bytes = 64u << 20;       ///< rotate before a batch would go past this
-  bool preallocate = true;                       ///< fallocate each new segment to segment_bytes
-  std::uint64_t max_payload_bytes = 16u << 20;   ///< larger appends fail with RecordTooLarge
+  std::uint64_t segment_bytes = 64u << 20;      ///< rotate before a batch would go past this
+  bool preallocate = true;                      ///< fallocate each new segment to segment_bytes
+  std::uint64_t max_payload_bytes = 16u << 20;  ///< larger appends fail with RecordTooLarge
 };
 
 /// What a successful commit made durable: records [first_sequence, end_sequence).
 struct Durable {
   std::uint64_t first_sequence = 0;
   std::uint64_t end_sequence = 0;
-  std::uint64_t bytes = 0;        ///< bytes written (headers and padding included)
-  std::uint64_t segment_no = 0;   ///< the segment they are in
-  bool rotated = false;           ///< a new segment was started for them
+  std::uint64_t bytes = 0;       ///< bytes written (headers and padding included)
+  std::uint64_t segment_no = 0;  ///< the segment they are in
+  bool rotated = false;          ///< a new segment was started for them
 };
 
 class Writer {

@@ -36,7 +36,6 @@ enum class SendErrorKind : std::uint8_t {
 template <class M>
 class SendError {
  public:
-  SendError() = default;
   SendError(SendErrorKind kind, M message) : message_(std::move(message)), kind_(kind) {}
 
   [[nodiscard]] SendErrorKind kind() const noexcept { return kind_; }
@@ -48,8 +47,8 @@ class SendError {
   friend bool operator==(const SendError& e, SendErrorKind kind) noexcept { return e.kind_ == kind; }
 
  private:
-  M message_{};
-  SendErrorKind kind_ = SendErrorKind::NoRoute;
+  M message_;
+  SendErrorKind kind_;
 };
 
 template <class M>

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cassert>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -63,7 +64,8 @@ class [[nodiscard]] Result {
   std::variant<T, E> storage_;
 };
 
-/// `Result<void, E>`: success carries nothing.
+/// `Result<void, E>`: success carries nothing, and constructs no E (a send's error holds the
+/// message, so an E made on every success would cost a message each time).
 template <class E>
 class [[nodiscard]] Result<void, E> {
  public:
@@ -72,18 +74,17 @@ class [[nodiscard]] Result<void, E> {
 
   Result() = default;
   template <class G>
-  Result(Err<G> err) : error_(std::move(err.error)), ok_(false) {}  // NOLINT
+  Result(Err<G> err) : error_(std::in_place, std::move(err.error)) {}  // NOLINT
 
-  [[nodiscard]] bool ok() const noexcept { return ok_; }
-  explicit operator bool() const noexcept { return ok_; }
-  const E& error() const& { return assert(!ok_), error_; }
-  E&& error() && { return assert(!ok_), std::move(error_); }
+  [[nodiscard]] bool ok() const noexcept { return !error_.has_value(); }
+  explicit operator bool() const noexcept { return ok(); }
+  const E& error() const& { return assert(!ok()), *error_; }
+  E&& error() && { return assert(!ok()), std::move(*error_); }
 
-  friend bool operator==(const Result& a, const Result& b) { return a.ok_ == b.ok_ && (a.ok_ || a.error_ == b.error_); }
+  friend bool operator==(const Result& a, const Result& b) { return a.error_ == b.error_; }
 
  private:
-  E error_{};
-  bool ok_ = true;
+  std::optional<E> error_;
 };
 
 }  // namespace elfin

@@ -486,3 +486,28 @@ TEST_CASE("a crashed request is dumped as the error its requester got, under its
   system->terminate("test over");
   system->join();
 }
+
+TEST_CASE("a test proxy's sends and requests are dumped like an actor's", "[core][dumping]") {
+  Topology topology;
+  topology.local("server").mount(ActorGroup().exec(server));
+  topology.local("system.dumpers").mount(ActorGroup().exec(idle_dumper));
+  auto proxy = testing::proxy(std::move(topology), "server", quick_options());
+  proxy.send(Increment{2});
+  CHECK(proxy.request(GetValue{}) == 2);
+  auto drained = proxy.system().dump_storage()->drain();
+  std::vector<std::string> out;
+  std::uint64_t correlation = 0;
+  for (const auto& d : drained.dumps) {
+    if (d.direction != dumping::Direction::Out || *d.group == "server") continue;
+    out.push_back(std::string{d.vtable->name});
+    if (d.vtable == &vtable_of<GetValue>()) correlation = d.correlation_id;
+  }
+  CHECK(out == std::vector<std::string>{"Increment", "GetValue"});
+  // The server's answer shares the request's correlation id.
+  bool answered = false;
+  for (const auto& d : drained.dumps) {
+    answered |= *d.group == "server" && d.kind == MessageKind::Response && d.correlation_id == correlation;
+  }
+  CHECK(correlation != 0);
+  CHECK(answered);
+}

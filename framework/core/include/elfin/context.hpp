@@ -34,6 +34,7 @@
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/awaitables.hpp>
 #include <elfin/detail/group_runtime.hpp>
+#include <elfin/detail/outgoing.hpp>
 #include <elfin/detail/send_op.hpp>
 #include <elfin/detail/source.hpp>
 #include <elfin/envelope.hpp>
@@ -159,9 +160,7 @@ class Context {
   template <Message M>
   Envelope outgoing(M message) {
     Envelope envelope = Envelope::make(std::move(message), cell_->addr(), cell_->trace_id());
-    if (auto& dumps = cell_->group().dumping(); dumps.active()) dumps.record(*cell_, dumping::Direction::Out, envelope);
-    if (auto& telemetry = cell_->group().telemetry(); telemetry.active())
-      telemetry.count_sent(*cell_, envelope.vtable());
+    detail::observe_outgoing(*cell_, envelope);
     return envelope;
   }
   template <Message M>
@@ -224,13 +223,7 @@ class [[nodiscard]] RequestBuilder {
     auto state = std::make_shared<detail::RequestState<Response>>(All, detail::Waker{self_->shared_from_this()});
     Envelope envelope = Envelope::make(std::move(request_), self_->addr(), self_->trace_id(), MessageKind::Request);
     envelope.block()->request = state;
-    if (auto& dumps = self_->group().dumping(); dumps.active()) {
-      state->mark_dumped(detail::next_correlation_id(), &vtable_of<R>());
-      dumps.record(*self_, dumping::Direction::Out, envelope);
-    }
-    if (auto& telemetry = self_->group().telemetry(); telemetry.active()) {
-      telemetry.count_sent(*self_, envelope.vtable());
-    }
+    detail::observe_outgoing(*self_, envelope);
     auto op = to_ ? detail::SendOp{self_->group().system(), *to_, std::move(envelope), detail::SendMode::Bounded}
                   : detail::SendOp{self_->group(), std::move(envelope), detail::SendMode::Bounded};
     return {self_, std::move(op), std::move(state)};

@@ -34,6 +34,7 @@
 #include <fmt/format.h>
 
 #include <elfin/blueprint.hpp>
+#include <elfin/detail/outgoing.hpp>
 #include <elfin/detail/send_op.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
@@ -145,9 +146,14 @@ class Proxy {
   friend Proxy proxy(Topology, std::string_view, StartOptions, ProxyOptions);
   explicit Proxy(std::shared_ptr<Shared> shared);
 
+  /// What the proxy sends, observed (dumps, telemetry) like an actor's.
   template <Message M>
-  Envelope make(M message, MessageKind kind = MessageKind::Regular) const {
-    return Envelope::make(std::move(message), addr(), trace_id(), kind);
+  Envelope make(M message, MessageKind kind = MessageKind::Regular,
+                std::shared_ptr<detail::RequestStateBase> request = nullptr) const {
+    Envelope envelope = Envelope::make(std::move(message), addr(), trace_id(), kind);
+    envelope.block()->request = std::move(request);
+    detail::observe_outgoing(*cell_, envelope);
+    return envelope;
   }
   detail::SendOp routed_op(Envelope envelope, detail::SendMode mode) const;
   detail::SendOp direct_op(Addr to, Envelope envelope, detail::SendMode mode) const;
@@ -175,8 +181,7 @@ class Proxy {
   template <Request R, bool All>
   std::shared_ptr<detail::RequestState<typename R::Response>> issue(R request, std::optional<Addr> to) {
     auto state = std::make_shared<detail::RequestState<typename R::Response>>(All, waker());
-    Envelope envelope = make(std::move(request), MessageKind::Request);
-    envelope.block()->request = state;
+    Envelope envelope = make(std::move(request), MessageKind::Request, state);
     detail::SendOp op = to ? direct_op(*to, std::move(envelope), detail::SendMode::Bounded)
                            : routed_op(std::move(envelope), detail::SendMode::Bounded);
     std::ignore = blocking_send(std::move(op));

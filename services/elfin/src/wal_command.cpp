@@ -88,15 +88,21 @@ std::vector<std::string> problems_of(const wal::WalResult<wal::Recovery>& recove
   return problems;
 }
 
+/// find_wals, saying on `err` why the directory cannot be listed (then nullopt).
+std::optional<std::map<std::uint32_t, WalFiles>> listed_wals(wal::FileSystem& fs, const std::string& dir,
+                                                             std::vector<std::string>& others, std::FILE* err) {
+  auto wals = find_wals(fs, dir, others);
+  if (wals) return std::move(*wals);
+  fmt::print(err, "elfin wal: {}\n",
+             wal::to_string(wal::io_error(wal::ErrorKind::ReadFailed, wal::IoOp::List, wals.error(), dir)));
+  return std::nullopt;
+}
+
 int inspect(const std::string& dir, std::FILE* out, std::FILE* err) {
   wal::PosixFileSystem fs;
   std::vector<std::string> others;
-  auto wals = find_wals(fs, dir, others);
-  if (!wals) {
-    fmt::print(err, "elfin wal: {}\n",
-               wal::to_string(wal::io_error(wal::ErrorKind::ReadFailed, wal::IoOp::List, wals.error(), dir)));
-    return 1;
-  }
+  auto wals = listed_wals(fs, dir, others, err);
+  if (!wals) return 1;
   if (wals->empty()) fmt::print(out, "{}: no WAL segments\n", dir);
   bool damaged = false;
   for (const auto& [wal_id, files] : *wals) {
@@ -164,12 +170,8 @@ int inspect(const std::string& dir, std::FILE* out, std::FILE* err) {
 int verify(const std::string& dir, std::FILE* out, std::FILE* err) {
   wal::PosixFileSystem fs;
   std::vector<std::string> others;
-  auto wals = find_wals(fs, dir, others);
-  if (!wals) {
-    fmt::print(err, "elfin wal: {}\n",
-               wal::to_string(wal::io_error(wal::ErrorKind::ReadFailed, wal::IoOp::List, wals.error(), dir)));
-    return 1;
-  }
+  auto wals = listed_wals(fs, dir, others, err);
+  if (!wals) return 1;
   bool damaged = false;
   for (const auto& [wal_id, files] : *wals) {
     auto recovered = wal::recover(fs, read_only(dir, wal_id, wal_count_of(fs, dir, files)));

@@ -1,0 +1,93 @@
+// The manager's config checks and the storage it names.
+#include <charconv>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <elfin/actors/shard_manager.hpp>
+#include <elfin/actors/shard_manager/config.hpp>
+#include <elfin/actors/shard_manager/file_storage.hpp>
+#include <elfin/actors/shard_manager/redis_storage.hpp>
+#include <elfin/hashing/shard_function.hpp>
+
+namespace elfin::shard_manager {
+
+namespace {
+
+struct HostPort {
+  std::string host;
+  std::uint16_t port = 0;
+};
+
+std::optional<HostPort> parse_host_port(std::string_view text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return std::nullopt;
+  std::uint16_t port = 0;
+  const std::string_view digits = text.substr(colon + 1);
+  if (digits.empty() || std::from_chars(digits.data(), digits.data() + digits.size(), port).ec != std::errc{} ||
+      port == 0) {
+    return std::nullopt;
+  }
+  return HostPort{std::string(text.substr(0, colon)), port};
+}
+
+}  // namespace
+
+std::vector<std::string> validate(const Config& config, const AnyConfig& section) {
+  std::vector<std::string> errors;
+  auto add = [&](std::string_view key, std::string what) {
+    errors.push_back(fmt::format("{}{}: {}", section.where(key), key, what));
+  };
+  if (auto function = hashing::ShardFunction::parse(config.shard_function); !function) {
+    add("shard_function",
+        fmt::format("{} (expected e.g. \"jump-xxh64/1:1024\" or \"shardcake/1:300\")", function.error()));
+  }
+  const std::pair<std::string_view, std::chrono::milliseconds> intervals[] = {
+      {"rebalance_interval", config.rebalance_interval},
+      {"rebalance_retry_interval", config.rebalance_retry_interval},
+      {"ping_timeout", config.ping_timeout},
+      {"handoff_timeout", config.handoff_timeout},
+      {"persist_retry_interval", config.persist_retry_interval},
+  };
+  for (const auto& [key, value] : intervals) {
+    if (value.count() <= 0) add(key, fmt::format("must be positive, got {} ms", value.count()));
+  }
+  if (!(config.rebalance_rate > 0.0 && config.rebalance_rate <= 1.0)) {
+    add("rebalance_rate", fmt::format("must be in (0, 1], got {}", config.rebalance_rate));
+  }
+  if (config.storage.kind == "file") {
+    if (config.storage.path.empty()) add("storage.path", "must name a file");
+  } else if (config.storage.kind == "redis") {
+    if (!parse_host_port(config.storage.redis)) {
+      add("storage.redis", fmt::format("expected host:port, got \"{}\"", config.storage.redis));
+    }
+    if (config.storage.key.empty()) add("storage.key", "must not be empty");
+    if (config.storage.timeout.count() <= 0) add("storage.timeout", "must be positive");
+  } else {
+    add("storage.kind", fmt::format("expected \"file\" or \"redis\", got \"{}\"", config.storage.kind));
+  }
+  return errors;
+}
+
+Result<std::unique_ptr<AssignmentStorage>, std::string> open_storage(const Config& config) {
+  if (config.storage.kind == "file") {
+    return std::unique_ptr<AssignmentStorage>(std::make_unique<FileStorage>(config.storage.path));
+  }
+  if (config.storage.kind == "redis") {
+    auto address = parse_host_port(config.storage.redis);
+    if (!address) return Err{fmt::format("storage.redis: expected host:port, got \"{}\"", config.storage.redis)};
+    RedisOptions options;
+    options.host = address->host;
+    options.port = address->port;
+    options.key = config.storage.key;
+    options.timeout = config.storage.timeout;
+    return std::unique_ptr<AssignmentStorage>(std::make_unique<RedisStorage>(std::move(options)));
+  }
+  return Err{fmt::format("storage.kind: expected \"file\" or \"redis\", got \"{}\"", config.storage.kind)};
+}
+
+}  // namespace elfin::shard_manager

@@ -1,0 +1,150 @@
+// A shard manager under test with fake pods (fake_pods.hpp), on virtual time: the manager's
+// intervals and timeouts fire only when the test advances the clock.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include <elfin/actors/shard_manager.hpp>
+#include <elfin/elfin.hpp>
+#include <elfin/testing/proxy.hpp>
+
+#include "../temp_dir.hpp"
+#include "fake_pods.hpp"
+
+namespace elfin::test {
+
+/// A health check the test decides: pods it names are alive (or dead) whatever the ping says;
+/// the others are judged by the direct ping.
+class ScriptedHealthCheck final : public shard_manager::HealthCheck {
+ public:
+  void set(const sharding::PodRef& pod, shard_manager::Health health) {
+    std::lock_guard lock(mutex_);
+    verdicts_[pod] = health;
+  }
+  shard_manager::Health check(const sharding::PodEntry& pod, shard_manager::PingOutcome ping) override {
+    std::lock_guard lock(mutex_);
+    if (auto it = verdicts_.find(pod.pod); it != verdicts_.end()) return it->second;
+    return direct_.check(pod, ping);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<sharding::PodRef, shard_manager::Health> verdicts_;
+  shard_manager::DirectPingHealthCheck direct_;
+};
+
+class Cluster {
+ public:
+  /// `config` is the body of the manager's section.
+  explicit Cluster(std::string config, std::shared_ptr<FlakyStorage::Control> control = nullptr,
+                   std::shared_ptr<World> world = nullptr, std::shared_ptr<TempDir> dir = nullptr)
+      : dir_(dir ? std::move(dir) : std::make_shared<TempDir>()),
+        world_(world ? std::move(world) : std::make_shared<World>()),
+        control_(control ? std::move(control) : std::make_shared<FlakyStorage::Control>()),
+        health_(std::make_shared<ScriptedHealthCheck>()),
+        proxy_(start(std::move(config))) {
+    // The first message starts the manager, which loads the storage.
+    std::ignore = assignments();
+  }
+
+  [[nodiscard]] sharding::PodRef pod(std::uint32_t key, std::uint64_t incarnation = 1) const {
+    return sharding::PodRef{fmt::format("10.0.0.{}:54321", key % 1000), incarnation};
+  }
+
+  /// Starts fake pod `key` (a new actor) as `ref`; returns its endpoint.
+  std::uint64_t spawn(std::uint32_t key, const sharding::PodRef& ref) {
+    auto endpoint = proxy_.request_fallible(StartPod{key, ref}, proxy_.system().group_addr("pods"));
+    REQUIRE(endpoint);
+    endpoints_[key] = *endpoint;
+    return *endpoint;
+  }
+
+  /// Starts pod `key` and registers it.
+  Result<sharding::Registered, sharding::ShardingError> join(std::uint32_t key, std::string version = "1.0.0",
+                                                             std::uint64_t incarnation = 1, std::string function = {}) {
+    const auto ref = pod(key, incarnation);
+    const std::uint64_t endpoint = spawn(key, ref);
+    return register_pod(ref, endpoint, std::move(version), std::move(function));
+  }
+
+  Result<sharding::Registered, sharding::ShardingError> register_pod(const sharding::PodRef& ref,
+                                                                     std::uint64_t endpoint, std::string version,
+                                                                     std::string function = {}) {
+    if (function.empty()) function = assignments().shard_function;
+    return proxy_.request(sharding::Register{ref, endpoint, std::move(version), std::move(function)});
+  }
+
+  /// A graceful stop: the pod refuses new shards (Draining), stops its entities, then unregisters.
+  Result<Unit, sharding::ShardingError> leave(std::uint32_t key, std::uint64_t incarnation = 1) {
+    auto behaviour = world_->behaviour(key);
+    behaviour.refuse_assigns = true;
+    world_->set_behaviour(key, behaviour);
+    world_->on_death(pod(key, incarnation));
+    return proxy_.request(sharding::Unregister{pod(key, incarnation)});
+  }
+
+  void kill(std::uint32_t key) { proxy_.send_to(proxy_.system().group_addr("pods"), KillPod{key}); }
+
+  void report(const sharding::PodRef& pod) {
+    proxy_.send(sharding::ReportUnhealthyPod{pod, sharding::PodRef{"reporter:1", 1}});
+  }
+
+  sharding::Assignments assignments() { return proxy_.request(sharding::GetAssignments{}); }
+
+  /// How many shards the manager's map gives `ref`.
+  std::size_t owned(const sharding::PodRef& ref) { return assignments().shards_of(ref).size(); }
+
+  /// Moves virtual time; the system settles after each timer.
+  void advance(std::chrono::nanoseconds by) { proxy_.advance(by); }
+  /// Lets everything already under way finish (no time passes).
+  void settle() { proxy_.advance(std::chrono::nanoseconds{0}); }
+
+  [[nodiscard]] World& world() { return *world_; }
+  [[nodiscard]] FlakyStorage::Control& control() { return *control_; }
+  [[nodiscard]] ScriptedHealthCheck& health() { return *health_; }
+  [[nodiscard]] testing::Proxy& proxy() { return proxy_; }
+  [[nodiscard]] std::string storage_path() const { return dir_->file("shards.state"); }
+  [[nodiscard]] std::uint64_t endpoint(std::uint32_t key) { return endpoints_.at(key); }
+
+ private:
+  testing::Proxy start(std::string config) {
+    shard_manager::Options options;
+    auto world = world_;
+    auto control = control_;
+    const std::string path = storage_path();
+    options.storage =
+        [world, control,
+         path](const shard_manager::Config&) -> Result<std::unique_ptr<shard_manager::AssignmentStorage>, std::string> {
+      return std::unique_ptr<shard_manager::AssignmentStorage>(std::make_unique<FlakyStorage>(path, control, world));
+    };
+    options.health_check = health_;
+    Topology topology;
+    auto manager = topology.local("sharding.manager");
+    auto pods = topology.local("pods");
+    manager.mount(shard_manager::blueprint(std::move(options)));
+    pods.mount(fake_pods(world_));
+    StartOptions start;
+    start.config_toml = fmt::format("[sharding.manager]\n{}\n", config);
+    testing::ProxyOptions proxy_options;
+    proxy_options.virtual_time = true;
+    return testing::proxy(std::move(topology), "sharding.manager", std::move(start), proxy_options);
+  }
+
+  std::shared_ptr<TempDir> dir_;
+  std::shared_ptr<World> world_;
+  std::shared_ptr<FlakyStorage::Control> control_;
+  std::shared_ptr<ScriptedHealthCheck> health_;
+  testing::Proxy proxy_;
+  std::map<std::uint32_t, std::uint64_t> endpoints_;
+};
+
+}  // namespace elfin::test

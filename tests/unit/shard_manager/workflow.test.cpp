@@ -1,0 +1,366 @@
+// The shard manager's workflow with fake pods on virtual time (the sharding study's §4.3): who
+// gets shards when, what happens to the shards of pods that leave, die or cannot be reached, and
+// the invariants every test checks at its end — no shard held by two pods, no assignment or
+// notification before its map was saved.
+#include <chrono>
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include "cluster.hpp"
+
+using namespace std::chrono_literals;
+using elfin::sharding::ShardingErrorKind;
+using elfin::test::Cluster;
+
+namespace {
+
+void check_invariants(Cluster& cluster) {
+  const auto violations = cluster.world().violations();
+  for (const auto& v : violations) UNSCOPED_INFO(v);
+  CHECK(violations.empty());
+}
+
+// 64 shards; a regular round may move up to 32 to one pod, so two pods balance in one round.
+constexpr const char* kSmall = "shard_function = \"jump-xxh64/1:64\"\nrebalance_rate = 0.5";
+constexpr const char* kShardcake = R"(shard_function = "shardcake/1:300")";
+
+}  // namespace
+
+TEST_CASE("shard manager: the first register assigns every shard to that pod, saved before assigned",
+          "[shard_manager]") {
+  Cluster cluster(kSmall);
+  const auto before = cluster.assignments();
+  CHECK(before.pods.empty());
+  CHECK(before.owners.size() == 64);
+
+  auto registered = cluster.join(1);
+  REQUIRE(registered);
+  cluster.settle();
+
+  const auto map = cluster.assignments();
+  CHECK(map.shards_of(cluster.pod(1)).size() == 64);
+  CHECK(map.epoch > before.epoch);
+  CHECK(cluster.world().held_by(cluster.pod(1)).size() == 64);
+  // Notified of the map it got, which was saved first (the World checks the order).
+  CHECK(cluster.world().notified_epoch(cluster.pod(1)) == map.epoch);
+  CHECK(cluster.world().saved_epoch() == map.epoch);
+  const auto events = cluster.world().events();
+  auto save = std::find(events.begin(), events.end(), fmt::format("save epoch {}", map.epoch));
+  auto assign =
+      std::find_if(events.begin(), events.end(), [](const std::string& e) { return e.starts_with("assign"); });
+  REQUIRE(save != events.end());
+  REQUIRE(assign != events.end());
+  CHECK(save < assign);
+  check_invariants(cluster);
+}
+
+TEST_CASE("shard manager: a pod with another shard function is refused with both functions named", "[shard_manager]") {
+  Cluster cluster(kSmall);
+  auto refused = cluster.join(1, "1.0.0", 1, "jump-xxh64/1:1024");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().kind == ShardingErrorKind::ShardFunctionMismatch);
+  CHECK(refused.error().detail.find("jump-xxh64/1:1024") != std::string::npos);
+  CHECK(refused.error().detail.find("jump-xxh64/1:64") != std::string::npos);
+  CHECK(cluster.assignments().pods.empty());
+}
+
+TEST_CASE("shard manager: pods joining get shards at regular rounds, at most ceil(N x rebalance_rate) each",
+          "[shard_manager]") {
+  // Shardcake's simulation: 20 pods hold 15 of 300 shards each; 5 join; after one interval each
+  // newcomer holds 6 (the cap), after 60 s more everyone holds 12.
+  Cluster cluster(kShardcake);
+  for (std::uint32_t key = 1; key <= 20; ++key) REQUIRE(cluster.join(key));
+  cluster.settle();
+  // All shards went to pod 1 at once; regular rounds even them out (6 per pod per round).
+  for (int round = 0; round < 10; ++round) cluster.advance(20s);
+  for (std::uint32_t key = 1; key <= 20; ++key) REQUIRE(cluster.owned(cluster.pod(key)) == 15);
+
+  for (std::uint32_t key = 21; key <= 25; ++key) REQUIRE(cluster.join(key));
+  cluster.settle();
+  for (std::uint32_t key = 21; key <= 25; ++key) CHECK(cluster.owned(cluster.pod(key)) == 0);
+  cluster.advance(20s);
+  for (std::uint32_t key = 21; key <= 25; ++key) CHECK(cluster.owned(cluster.pod(key)) == 6);
+  cluster.advance(60s);
+  for (std::uint32_t key = 1; key <= 25; ++key) CHECK(cluster.owned(cluster.pod(key)) == 12);
+  for (std::uint32_t key = 1; key <= 25; ++key) CHECK(cluster.world().held_by(cluster.pod(key)).size() == 12);
+  check_invariants(cluster);
+}
+
+TEST_CASE("shard manager: an unregistered pod's shards move to the others at once", "[shard_manager]") {
+  // 25 -> 20 pods: 15 each without any time passing (Shardcake: within 1 s).
+  Cluster cluster(kShardcake);
+  for (std::uint32_t key = 1; key <= 25; ++key) REQUIRE(cluster.join(key));
+  cluster.settle();
+  for (int round = 0; round < 12; ++round) cluster.advance(20s);
+  for (std::uint32_t key = 1; key <= 25; ++key) REQUIRE(cluster.owned(cluster.pod(key)) == 12);
+
+  for (std::uint32_t key = 21; key <= 25; ++key) REQUIRE(cluster.leave(key));
+  cluster.settle();
+  const auto map = cluster.assignments();
+  CHECK(map.pods.size() == 20);
+  for (std::uint32_t key = 1; key <= 20; ++key) CHECK(map.shards_of(cluster.pod(key)).size() == 15);
+  auto unknown = cluster.leave(25);
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().kind == ShardingErrorKind::UnknownPod);
+  check_invariants(cluster);
+}
+
+TEST_CASE("shard manager: a dead pod loses its shards once the health check says so", "[shard_manager]") {
+  Cluster cluster(kSmall);
+  REQUIRE(cluster.join(1));
+  REQUIRE(cluster.join(2));
+  cluster.settle();
+  for (int round = 0; round < 6; ++round) cluster.advance(20s);
+  REQUIRE(cluster.owned(cluster.pod(1)) == 32);
+  REQUIRE(cluster.owned(cluster.pod(2)) == 32);
+
+  cluster.kill(2);  // no unregister: its address now reaches no one
+  cluster.settle();
+  CHECK(cluster.owned(cluster.pod(2)) == 32);  // nothing happens until someone notices
+  cluster.report(cluster.pod(2));
+  cluster.settle();
+  const auto map = cluster.assignments();
+  CHECK(map.pods.size() == 1);
+  CHECK(map.shards_of(cluster.pod(1)).size() == 64);
+  CHECK(cluster.world().held_by(cluster.pod(1)).size() == 64);
+  check_invariants(cluster);
+}
+
+TEST_CASE("shard manager: an alive but unreachable pod keeps its shards", "[shard_manager]") {
+  Cluster cluster(kSmall);
+  REQUIRE(cluster.join(1));
+  REQUIRE(cluster.join(2));
+  cluster.settle();
+  for (int round = 0; round < 6; ++round) cluster.advance(20s);
+  REQUIRE(cluster.owned(cluster.pod(2)) == 32);
+
+  // Pod 2 stops answering; the health authority still sees it alive.
+  cluster.world().set_behaviour(2, {.answer_pings = false, .answer_commands = false});
+  cluster.health().set(cluster.pod(2), elfin::shard_manager::Health::Alive);
+  cluster.report(cluster.pod(2));
+  cluster.advance(3s);  // ping_timeout
+  CHECK(cluster.owned(cluster.pod(2)) == 32);
+
+  // A newcomer's rounds do not take shards from it either (moves touching it are dropped).
+  REQUIRE(cluster.join(3));
+  for (int round = 0; round < 4; ++round) cluster.advance(20s);
+  CHECK(cluster.owned(cluster.pod(2)) == 32);
+  CHECK(cluster.assignments().pods.size() == 3);
+  check_invariants(cluster);
+}
+
+TEST_CASE("shard manager: a pod that does not answer pings, with no other authority, keeps its shards too",
+          "[shard_manager]") {
+  // The direct check: no answer within ping_timeout is "unknown", which counts as alive.
+  Cluster cluster(kSmall);
+  REQUIRE(cluster.join(1));
+  REQUIRE(cluster.join(2));
+  cluster.settle();
+  for (int round = 0; round < 6; ++round) cluster.advance(20s);
+  cluster.world().set_behaviour(2, {.answer_pings = false});
+  cluster.report(cluster.pod(2));
+  cluster.advance(3s);
+  CHECK(cluster.owned(cluster.pod(2)) == 32);
+  check_invariants(cluster);
+}
+
+TEST_CASE("shard manager: a failed unassign keeps the shards with their owner and gives that pod nothing",
+          "[shard_manager]") {
+  Cluster cluster(kSmall);
+  REQUIRE(cluster.join(1));
+  cluster.settle();
+  REQUIRE(cluster.owned(cluster.pod(1)) == 64);
+  // Pod 1 answers pings but never finishes stopping entities.
+  cluster.world().set_behaviour(1, {.answer_pings = true, .answer_commands = false});
+  REQUIRE(cluster.join(2));
+  cluster.advance(20s);  // the round's unassign waits...
+  cluster.advance(10s);  // ...handoff_timeout, then gives up on those moves
+  auto map = cluster.assignments();
+  CHECK(map.shards_of(cluster.pod(1)).size() == 64);
+  CHECK(map.shards_of(cluster.pod(2)).empty());
+  CHECK(cluster.world().held_by(cluster.pod(2)).empty());
+
+  // Once pod 1 cooperates again, the retry pings it (no longer suspect) and the next regular
+  // round moves what it should.
+  cluster.world().set_behaviour(1, {});
+  cluster.advance(30s);
+  CHECK(cluster.owned(cluster.pod(2)) > 0);
+  check_invariants(cluster);
+}
+
+TEST_CASE("shard manager: a refused assign leaves the shards unassigned for the next round", "[shard_manager]") {
+  Cluster cluster(kSmall);
+  cluster.spawn(1, cluster.pod(1));
+  cluster.world().set_behaviour(1, {.refuse_assigns = true});
+  REQUIRE(cluster.register_pod(cluster.pod(1), cluster.endpoint(1), "1.0.0"));
+  cluster.settle();
+  CHECK(cluster.owned(cluster.pod(1)) == 0);
+  CHECK(cluster.world().held_by(cluster.pod(1)).empty());
+  cluster.world().set_behaviour(1, {});
+  cluster.advance(10s);  // rebalance_retry_interval
+  CHECK(cluster.owned(cluster.pod(1)) == 64);
+  check_invariants(cluster);
+}
+
+TEST_CASE("shard manager: a failing storage stops acknowledgements and never forks the map", "[shard_manager]") {
+  Cluster cluster(kSmall);
+  REQUIRE(cluster.join(1));
+  cluster.settle();
+  const auto before = cluster.assignments();
+  REQUIRE(before.shards_of(cluster.pod(1)).size() == 64);
+
+  {
+    std::lock_guard lock(cluster.control().mutex);
+    cluster.control().fail = true;
+  }
+  // Nothing that needs a save is acknowledged.
+  auto registered = cluster.join(2);
+  REQUIRE_FALSE(registered);
+  CHECK(registered.error().kind == ShardingErrorKind::StorageUnavailable);
+  auto left = cluster.leave(1);
+  REQUIRE_FALSE(left);
+  CHECK(left.error().kind == ShardingErrorKind::StorageUnavailable);
+  CHECK(cluster.assignments() == before);
+
+  // With storage back, pod 2 joins; its round then meets a failing storage after the unassign:
+  // nothing is assigned from the unsaved map, and the round waits for the storage.
+  {
+    std::lock_guard lock(cluster.control().mutex);
+    cluster.control().fail = false;
+  }
+  REQUIRE(cluster.join(2));
+  {
+    std::lock_guard lock(cluster.control().mutex);
+    cluster.control().fail = true;
+  }
+  cluster.advance(20s);
+  CHECK(cluster.world().held_by(cluster.pod(2)).empty());
+  CHECK(cluster.assignments().epoch == before.epoch);
+  cluster.advance(3s);  // persist_retry_interval: fails again
+  CHECK(cluster.world().held_by(cluster.pod(2)).empty());
+  {
+    std::lock_guard lock(cluster.control().mutex);
+    cluster.control().fail = false;
+  }
+  cluster.advance(3s);
+  const auto after = cluster.assignments();
+  CHECK(after.epoch > before.epoch);
+  CHECK_FALSE(after.shards_of(cluster.pod(2)).empty());
+  CHECK(cluster.world().held_by(cluster.pod(2)).size() == after.shards_of(cluster.pod(2)).size());
+  // What is stored is exactly what the manager serves.
+  elfin::shard_manager::FileStorage file(cluster.storage_path());
+  auto stored = file.load();
+  REQUIRE(stored);
+  REQUIRE(stored->has_value());
+  CHECK((*stored)->assignments == after);
+  check_invariants(cluster);
+}
+
+TEST_CASE("shard manager: a restarted manager reloads the saved map, bumps the epoch and moves nothing",
+          "[shard_manager]") {
+  Cluster cluster(kSmall);
+  REQUIRE(cluster.join(1));
+  REQUIRE(cluster.join(2));
+  cluster.settle();
+  for (int round = 0; round < 6; ++round) cluster.advance(20s);
+  const auto before = cluster.assignments();
+  REQUIRE(before.shards_of(cluster.pod(1)).size() == 32);
+  const auto assigns_before = cluster.world().assigns().size();
+
+  // Another writer appears: the manager refuses to fork the map and fails; its restart (after
+  // the restart backoff) starts from what is stored.
+  {
+    std::lock_guard lock(cluster.control().mutex);
+    cluster.control().conflict = true;
+  }
+  CHECK_FALSE(cluster.proxy().request_fallible(elfin::sharding::Unregister{cluster.pod(2)}));
+  {
+    std::lock_guard lock(cluster.control().mutex);
+    cluster.control().conflict = false;
+  }
+  cluster.advance(1s);
+  const auto after = cluster.assignments();
+  CHECK(after.epoch > before.epoch);
+  CHECK(after.pods == before.pods);
+  CHECK(after.owners == before.owners);
+  // Each live pod was sent its own shards again, at the new epoch; none moved.
+  const auto assigns = cluster.world().assigns();
+  REQUIRE(assigns.size() == assigns_before + 2);
+  for (std::size_t i = assigns_before; i < assigns.size(); ++i) {
+    CHECK(assigns[i].epoch == after.epoch);
+    CHECK(assigns[i].shards.size() == 32);
+  }
+  CHECK(cluster.world().held_by(cluster.pod(1)).size() == 32);
+  CHECK(cluster.world().held_by(cluster.pod(2)).size() == 32);
+  check_invariants(cluster);
+}
+
+TEST_CASE("shard manager: a recycled address gets none of the old incarnation's shards until it is found dead",
+          "[shard_manager]") {
+  Cluster cluster(kSmall);
+  REQUIRE(cluster.join(1));
+  cluster.settle();
+  REQUIRE(cluster.owned(cluster.pod(1, 1)) == 64);
+
+  // The process at 10.0.0.1 restarts: a new actor, a new incarnation, the same address.
+  cluster.kill(1);
+  cluster.settle();
+  const auto endpoint = cluster.spawn(101, cluster.pod(1, 2));
+  auto registered = cluster.register_pod(cluster.pod(1, 2), endpoint, "1.0.0");
+  REQUIRE(registered);
+  // At its registration it owned nothing: the old incarnation's shards are not its own.
+  CHECK(registered->assignments.shards_of(cluster.pod(1, 2)).empty());
+  CHECK(registered->assignments.shards_of(cluster.pod(1, 1)).size() == 64);
+  cluster.settle();
+  // The old incarnation did not answer its health check: removed, and the shards were placed anew.
+  const auto map = cluster.assignments();
+  CHECK(map.pods.size() == 1);
+  CHECK(map.shards_of(cluster.pod(1, 2)).size() == 64);
+  for (const auto& assign : cluster.world().assigns()) {
+    if (assign.pod == cluster.pod(1, 2)) CHECK(assign.epoch > registered->assignments.epoch);
+  }
+  // The old process coming back is refused.
+  auto stale = cluster.register_pod(cluster.pod(1, 1), endpoint, "1.0.0");
+  REQUIRE_FALSE(stale);
+  CHECK(stale.error().kind == ShardingErrorKind::StaleIncarnation);
+  check_invariants(cluster);
+}
+
+TEST_CASE("shard manager: a rolling update gives no shard to an old version while a new one exists",
+          "[shard_manager]") {
+  Cluster cluster(kShardcake);
+  for (std::uint32_t key = 1; key <= 3; ++key) REQUIRE(cluster.join(key, "1.0.0"));
+  cluster.settle();
+  for (int round = 0; round < 20; ++round) cluster.advance(20s);
+  REQUIRE(cluster.owned(cluster.pod(1)) == 100);
+
+  std::set<elfin::sharding::PodRef> old_pods{cluster.pod(1), cluster.pod(2), cluster.pod(3)};
+  const auto assigns_before = cluster.world().assigns().size();
+  std::map<std::uint32_t, int> moves;  // per shard, during the update
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    REQUIRE(cluster.join(11 + i, "2.0.0"));
+    cluster.advance(20s);  // a regular round while versions are mixed: nothing moves
+    REQUIRE(cluster.leave(1 + i));
+    cluster.settle();
+  }
+  const auto assigns = cluster.world().assigns();
+  for (std::size_t i = assigns_before; i < assigns.size(); ++i) {
+    CHECK_FALSE(old_pods.contains(assigns[i].pod));  // nothing to v1 once a v2 pod existed
+    for (auto shard : assigns[i].shards) ++moves[shard];
+  }
+  // Every shard moved exactly once in the whole update (each replaced pod's shards went straight
+  // to a new-version pod).
+  CHECK(moves.size() == 300);
+  for (const auto& [shard, count] : moves) CHECK(count == 1);
+  std::size_t total = 0;
+  for (std::uint32_t i = 0; i < 3; ++i) total += cluster.owned(cluster.pod(11 + i));
+  CHECK(total == 300);
+  // Once only v2 runs, regular rounds even the load out.
+  for (int round = 0; round < 20; ++round) cluster.advance(20s);
+  for (std::uint32_t i = 0; i < 3; ++i) CHECK(cluster.owned(cluster.pod(11 + i)) == 100);
+  check_invariants(cluster);
+}

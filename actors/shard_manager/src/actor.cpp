@@ -215,6 +215,11 @@ class Manager {
       // Suspects are pinged again: one that answers is no longer a reason to hold back balancing.
       const std::vector<PodId> suspects(suspects_.begin(), suspects_.end());
       for (const auto& id : suspects) start_health_check(id);
+      if (!round_) {
+        // Removals and releases whose save failed earlier are tried again before any round.
+        remove_dead();
+        apply_late_releases();
+      }
       request_round(RoundKind::Regular);
     } else if (const auto* retry = envelope.get<PersistRetry>()) {
       if (round_ && round_->id == retry->round && round_->phase == Phase::Persist) persist_round();
@@ -355,7 +360,7 @@ class Manager {
 
   void start_health_check(const PodId& id) {
     const PodEntry* entry = find_pod(id);
-    if (entry == nullptr) return;
+    if (entry == nullptr || dead_.contains(id)) return;
     for (const auto& [op, pod] : health_ops_) {
       if (pod == id) return;  // one at a time per pod: reports are rate-limited here
     }

@@ -108,6 +108,26 @@ class Cluster {
   /// Lets everything already under way finish (no time passes).
   void settle() { proxy_.advance(std::chrono::nanoseconds{0}); }
 
+  /// The manager's metric `name` (a gauge or counter), 0 if it has none yet.
+  double metric(std::string_view name) {
+    double value = 0;
+    for (const auto& sample : proxy_.system().scrape_metrics()) {
+      if (sample.name != name) continue;
+      for (const auto& [label, text] : sample.labels) {
+        if (label == "actor_group" && text == "sharding.manager") value += sample.value;
+      }
+    }
+    return value;
+  }
+  /// How many values the manager's histogram `name` recorded.
+  std::uint64_t histogram_count(std::string_view name) {
+    std::uint64_t count = 0;
+    for (const auto& sample : proxy_.system().scrape_metrics()) {
+      if (sample.name == name) count += sample.histogram.count;
+    }
+    return count;
+  }
+
   [[nodiscard]] World& world() { return *world_; }
   [[nodiscard]] FlakyStorage::Control& control() { return *control_; }
   [[nodiscard]] ScriptedHealthCheck& health() { return *health_; }
@@ -132,6 +152,11 @@ class Cluster {
     auto pods = topology.local("pods");
     manager.mount(shard_manager::blueprint(std::move(options)));
     pods.mount(fake_pods(world_));
+    // Telemetry on, so the tests can read the manager's metrics.
+    topology.local("system.telemeters").mount(ActorGroup().exec([](Context<> ctx) -> Task<> {
+      while (co_await ctx.recv()) {
+      }
+    }));
     StartOptions start;
     start.config_toml = fmt::format("[sharding.manager]\n{}\n", config);
     testing::ProxyOptions proxy_options;

@@ -244,7 +244,7 @@ inline Blueprint fake_pods(std::shared_ptr<World> world) {
       .router(MapRouter<std::uint32_t>([](const Envelope& e) {
         if (const auto* start = e.get<StartPod>()) return Outcome<std::uint32_t>::Unicast(start->key);
         if (const auto* kill = e.get<KillPod>()) return Outcome<std::uint32_t>::GentleUnicast(kill->key);
-        return Outcome<std::uint32_t>::Discard();
+        return Outcome<std::uint32_t>::Default();  // Terminate reaches every pod
       }))
       .exec([world](Context<NoConfig, std::uint32_t> ctx) { return fake_pod(std::move(ctx), world); });
 }

@@ -364,3 +364,58 @@ TEST_CASE("shard manager: a rolling update gives no shard to an old version whil
   for (std::uint32_t i = 0; i < 3; ++i) CHECK(cluster.owned(cluster.pod(11 + i)) == 100);
   check_invariants(cluster);
 }
+
+TEST_CASE("shard manager: a pod found dead by a rebalance round loses its shards, the others keep theirs",
+          "[shard_manager]") {
+  Cluster cluster(kSmall);
+  REQUIRE(cluster.join(1));
+  REQUIRE(cluster.join(2));
+  cluster.settle();
+  cluster.advance(20s);
+  REQUIRE(cluster.owned(cluster.pod(1)) == 32);
+  const auto pod1_before = cluster.assignments().shards_of(cluster.pod(1));
+
+  cluster.kill(2);
+  REQUIRE(cluster.join(3));  // the next regular round plans moves from pods 1 and 2 to pod 3
+  cluster.advance(20s);
+  const auto map = cluster.assignments();
+  CHECK(map.pods.size() == 2);
+  CHECK(map.shards_of(cluster.pod(1)).size() + map.shards_of(cluster.pod(3)).size() == 64);
+  CHECK(map.shards_of(cluster.pod(2)).empty());
+  // Pod 1 lost nothing but what the plan gave pod 3; none of pod 1's shards went anywhere else.
+  for (auto shard : pod1_before) {
+    const auto owner = map.owner(shard);
+    REQUIRE(owner);
+    CHECK((owner->pod == cluster.pod(1) || owner->pod == cluster.pod(3)));
+  }
+  CHECK(cluster.metric("elfin_shard_manager_pods_found_dead_total") == 1);
+  check_invariants(cluster);
+}
+
+TEST_CASE("shard manager: a pod the health check calls dead cannot register", "[shard_manager]") {
+  Cluster cluster(kSmall);
+  cluster.health().set(cluster.pod(1), elfin::shard_manager::Health::Dead);
+  auto refused = cluster.join(1);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().kind == ShardingErrorKind::PodDead);
+  CHECK(cluster.assignments().pods.empty());
+}
+
+TEST_CASE("shard manager: metrics count pods, shards per pod, unassigned shards, rounds and health checks",
+          "[shard_manager]") {
+  Cluster cluster(kSmall);
+  CHECK(cluster.metric("elfin_shard_manager_unassigned_shards") == 64);
+  REQUIRE(cluster.join(1));
+  REQUIRE(cluster.join(2));
+  cluster.settle();
+  cluster.advance(20s);
+  CHECK(cluster.metric("elfin_shard_manager_pods") == 2);
+  CHECK(cluster.metric("elfin_shard_manager_unassigned_shards") == 0);
+  CHECK(cluster.metric("elfin_shard_manager_shards_per_pod_min") == 32);
+  CHECK(cluster.metric("elfin_shard_manager_shards_per_pod_max") == 32);
+  CHECK(cluster.metric("elfin_shard_manager_rebalances_total") == 2);  // the first register's, one regular
+  CHECK(cluster.histogram_count("elfin_shard_manager_rebalance_seconds") == 2);
+  CHECK(cluster.metric("elfin_shard_manager_shard_moves_total") == 64 + 32);
+  CHECK(cluster.metric("elfin_shard_manager_epoch") == static_cast<double>(cluster.assignments().epoch));
+  CHECK(cluster.metric("elfin_shard_manager_health_checks_total") == 2);  // one per register
+}

@@ -127,6 +127,17 @@ class Manager {
   Manager(Ctx ctx, std::shared_ptr<const Options> options) : ctx_(std::move(ctx)), options_(std::move(options)) {}
 
   Task<> run() {
+    // An invalid config (a reload that slipped past validation, or a start without a configurer)
+    // leaves the manager inert: it only answers ValidateConfig, with the problems, until a valid
+    // config arrives. Under a configurer the objection stops the node before it serves anything.
+    while (!validate(config()).empty()) {
+      auto envelope = co_await ctx_.recv();
+      if (!envelope) co_return;
+      if (const auto* validation = envelope->get<ValidateConfig>()) {
+        auto token = envelope->take_token<ValidateConfig>();
+        on_validate(*validation, std::move(token));
+      }
+    }
     start();
     while (auto envelope = co_await ctx_.recv()) dispatch(*envelope);
   }
@@ -137,9 +148,6 @@ class Manager {
   // --- start ----------------------------------------------------------------------------------
 
   void start() {
-    if (auto problems = validate(config()); !problems.empty()) {
-      throw std::runtime_error(fmt::format("invalid config: {}", fmt::join(problems, "; ")));
-    }
     function_ = *hashing::ShardFunction::parse(config().shard_function);
     health_ = options_->health_check ? options_->health_check : std::make_shared<DirectPingHealthCheck>();
     auto storage = options_->storage ? options_->storage(config()) : open_storage(config());
@@ -155,6 +163,7 @@ class Manager {
     map_ = AssignmentMap::unassigned(function_.first_shard(), function_.shard_count());
     if (loaded->has_value()) restore(**loaded);
 
+    started_ = true;
     tick_ = ctx_.attach(Interval(RebalanceTick{}));
     tick_->start(config().rebalance_interval);
     publish_gauges();
@@ -238,8 +247,7 @@ class Manager {
       verdict = next.error();
     } else if (auto problems = validate(*next, request.config); !problems.empty()) {
       verdict = fmt::format("{}", fmt::join(problems, "\n"));
-    } else if (next->shard_function != function_.to_string() &&
-               hashing::ShardFunction::parse(next->shard_function)->to_string() != function_.to_string()) {
+    } else if (started_ && hashing::ShardFunction::parse(next->shard_function)->to_string() != function_.to_string()) {
       verdict = fmt::format("{}shard_function: `{}` cannot replace `{}` while running (a migration, not a reload)",
                             request.config.where("shard_function"), next->shard_function, function_);
     }
@@ -813,6 +821,7 @@ class Manager {
   std::unique_ptr<AssignmentStorage> storage_;
   std::optional<Interval<RebalanceTick>> tick_;
 
+  bool started_ = false;
   std::uint64_t revision_ = 0;
   std::vector<PodEntry> pods_;  ///< registration order
   AssignmentMap map_;           ///< always the last persisted map

@@ -38,6 +38,8 @@ std::string_view to_string(ShardingErrorKind kind) noexcept {
       return "not the owner of the shard";
     case ShardingErrorKind::BadRequest:
       return "bad request";
+    case ShardingErrorKind::Other:
+      return "error";
   }
   return "unknown sharding error";
 }

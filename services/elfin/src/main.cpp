@@ -1,5 +1,6 @@
 // The `elfin` command: the CLI library with every blueprint this project ships registered —
-// the framework's batteries and, when built, the examples' groups.
+// the framework's batteries, the actor groups of actors/, and, when built, the examples' groups.
+#include <elfin/actors/shard_manager.hpp>
 #include <elfin/cli.hpp>
 
 #ifdef ELFIN_WITH_EXAMPLES
@@ -10,6 +11,7 @@
 int main(int argc, char** argv) {
   elfin::BlueprintRegistry registry;
   elfin::cli::register_framework(registry);
+  elfin::shard_manager::register_blueprints(registry);
 #ifdef ELFIN_WITH_EXAMPLES
   ping_pong::register_blueprints(registry);
   remote_counter::register_blueprints(registry);

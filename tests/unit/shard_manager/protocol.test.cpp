@@ -87,4 +87,8 @@ TEST_CASE("shard manager: typed errors cross with their kind, detail and owner h
   const auto back = round_trip(error);
   CHECK(back == error);
   CHECK(fmt::format("{}", back) == "not the owner of the shard: shard 5 is not mine");
+  // The kind travels by name, so a newer peer's kinds reach an older one as Other.
+  msgpack::sbuffer buffer;
+  msgpack::pack(buffer, error);
+  CHECK(std::string_view(buffer.data(), buffer.size()).find("NotOwner") != std::string_view::npos);
 }

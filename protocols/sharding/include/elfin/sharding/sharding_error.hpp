@@ -44,7 +44,12 @@ enum class ShardingErrorKind : std::uint8_t {
   NotOwner,
   /// A field out of range (an empty address, an unknown shard).
   BadRequest,
+  /// A kind this build does not know (sent by a newer peer); `detail` still says what happened.
+  Other,
 };
+// By variant name on the wire, so kinds can be added without breaking older peers.
+ELFIN_ENUM(ShardingErrorKind, ShardFunctionMismatch, PodDead, StaleIncarnation, UnknownPod, StorageUnavailable,
+           WrongIncarnation, StaleEpoch, Draining, NotOwner, BadRequest, ELFIN_OTHER(Other));
 
 /// The receiving pod's view when it does not own a shard: the sender refreshes its map if
 /// `epoch` is newer than its own and retries towards `owner` (none: unassigned right now).
@@ -69,8 +74,6 @@ struct ShardingError {
 [[nodiscard]] std::string_view to_string(ShardingErrorKind kind) noexcept;
 
 }  // namespace elfin::sharding
-
-MSGPACK_ADD_ENUM(elfin::sharding::ShardingErrorKind);
 
 template <>
 struct fmt::formatter<elfin::sharding::ShardingError> : fmt::formatter<std::string_view> {

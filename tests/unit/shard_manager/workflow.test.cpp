@@ -2,8 +2,10 @@
 // gets shards when, what happens to the shards of pods that leave, die or cannot be reached, and
 // the invariants every test checks at its end — no shard held by two pods, no assignment or
 // notification before its map was saved.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <random>
 #include <set>
 #include <string>
 
@@ -418,4 +420,50 @@ TEST_CASE("shard manager: metrics count pods, shards per pod, unassigned shards,
   CHECK(cluster.metric("elfin_shard_manager_shard_moves_total") == 64 + 32);
   CHECK(cluster.metric("elfin_shard_manager_epoch") == static_cast<double>(cluster.assignments().epoch));
   CHECK(cluster.metric("elfin_shard_manager_health_checks_total") == 2);  // one per register
+}
+
+TEST_CASE("shard manager: a register, unregister and kill storm keeps one owner per shard and converges",
+          "[shard_manager]") {
+  // Pods come and go for 5 virtual minutes, gracefully or killed; after every step no shard is
+  // held by two pods, and once the storm ends every shard is assigned and the load is even.
+  Cluster cluster(kShardcake);
+  std::mt19937 random(20261125);
+  std::set<std::uint32_t> alive;
+  std::uint32_t next_key = 1;
+  for (int step = 0; step < 60; ++step) {
+    const auto roll = random() % 10;
+    if (alive.size() < 2 || (roll < 5 && alive.size() < 10)) {
+      REQUIRE(cluster.join(next_key));
+      alive.insert(next_key++);
+    } else if (roll < 8) {
+      auto it = std::next(alive.begin(), static_cast<long>(random() % alive.size()));
+      REQUIRE(cluster.leave(*it));
+      alive.erase(it);
+    } else {
+      auto it = std::next(alive.begin(), static_cast<long>(random() % alive.size()));
+      cluster.kill(*it);
+      cluster.report(cluster.pod(*it));
+      alive.erase(it);
+    }
+    cluster.advance(5s);
+    const auto violations = cluster.world().violations();
+    for (const auto& v : violations) UNSCOPED_INFO(v);
+    REQUIRE(violations.empty());
+  }
+  for (int round = 0; round < 30; ++round) cluster.advance(20s);
+  const auto map = cluster.assignments();
+  CHECK(map.pods.size() == alive.size());
+  std::size_t lowest = 300;
+  std::size_t highest = 0;
+  std::size_t total = 0;
+  for (auto key : alive) {
+    const auto n = map.shards_of(cluster.pod(key)).size();
+    CHECK(cluster.world().held_by(cluster.pod(key)).size() == n);
+    lowest = std::min(lowest, n);
+    highest = std::max(highest, n);
+    total += n;
+  }
+  CHECK(total == 300);
+  CHECK(highest - lowest <= 1);
+  check_invariants(cluster);
 }

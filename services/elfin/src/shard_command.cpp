@@ -1,5 +1,7 @@
 #include "shard_command.hpp"
 
+#include <algorithm>
+
 #include <charconv>
 #include <optional>
 #include <string>
@@ -7,6 +9,8 @@
 #include <fmt/format.h>
 
 #include <elfin/hashing/shard_function.hpp>
+
+#include "assignments_command.hpp"
 
 namespace elfin::cli {
 
@@ -22,6 +26,9 @@ options:
   --shards N     the shard count, 1 to 2147483647 (default 1024 for jump, 300 for shardcake)
   --             what follows is keys, even if it starts with `-`
   -h, --help     this help
+
+elfin shard --assignments --manager tcp://HOST:PORT prints the live map of a running shard
+manager instead (elfin shard --assignments --help).
 
 Exit code 0 if every key has a shard, 1 if one has none (shardcake needs UTF-8), 2 on bad usage.
 )";
@@ -122,6 +129,7 @@ std::string printable(std::string_view key, bool ascii_only) {
 }  // namespace
 
 int shard_command(const std::vector<std::string_view>& args, std::FILE* out, std::FILE* err) {
+  if (std::find(args.begin(), args.end(), "--assignments") != args.end()) return assignments_command(args, out, err);
   auto parsed = parse(args);
   if (!parsed) {
     fmt::print(err, "elfin shard: {}\n\n{}", parsed.error(), kShardUsage);

@@ -110,8 +110,9 @@ struct Round {
   Clock::time_point started;
   Phase phase = Phase::Ping;
   std::vector<Move> moves;
-  std::set<PodId> awaiting;                       ///< answers still due in this phase
-  std::map<PodId, PingOutcome> failed;            ///< pods to health-check when the round ends
+  std::set<PodId> awaiting;             ///< answers still due in this phase
+  std::map<PodId, PingOutcome> failed;  ///< pods to health-check when the round ends
+  std::set<PodId> recheck;              ///< failed an unassign or assign, not a ping: pinged afresh before judging
   std::map<PodId, std::vector<ShardId>> refused;  ///< shards a pod explicitly refused to take
   AssignmentMap next;
   bool failures = false;
@@ -523,7 +524,10 @@ class Manager {
   void on_phase_timeout(const PhaseTimeout& timeout) {
     if (!round_ || round_->id != timeout.round || static_cast<std::uint8_t>(round_->phase) != timeout.phase) return;
     if (round_->awaiting.empty()) return;
-    for (const auto& id : round_->awaiting) fail(id, PingOutcome::NoAnswer);
+    for (const auto& id : round_->awaiting) {
+      fail(id, PingOutcome::NoAnswer);
+      if (round_->phase != Phase::Ping) round_->recheck.insert(id);
+    }
     round_->awaiting.clear();
     switch (round_->phase) {
       case Phase::Ping:
@@ -593,6 +597,7 @@ class Manager {
         round_->failures = true;
       } else {
         fail(id, result == CommandResult::Failed ? PingOutcome::Unreachable : PingOutcome::NoAnswer);
+        round_->recheck.insert(id);
       }
     }
     if (!round_->awaiting.empty()) return;
@@ -731,8 +736,16 @@ class Manager {
     notify_all();
     (void)changed;
 
-    // Every pod that failed a step is asked about; only the dead lose their shards.
-    for (const auto& [id, outcome] : r.failed) judge(id, outcome);
+    // Every pod that failed a step is asked about; only the dead lose their shards. A failed
+    // command says little about the pod (its sharding actor may have failed while handling it),
+    // so those pods are pinged again first; a failed ping of this round is fresh enough.
+    for (const auto& [id, outcome] : r.failed) {
+      if (r.recheck.contains(id)) {
+        start_health_check(id);
+      } else {
+        judge(id, outcome);
+      }
+    }
     // Deferred work, in order: dead pods, late releases, unregisters.
     remove_dead();
     apply_late_releases();

@@ -709,18 +709,18 @@ class Manager {
     round_.reset();
     finishing_ = true;  // deferred work first; the next round starts at the end
     // Refused assigns: the pod holds none of those shards, so they are unassigned again.
-    bool changed = false;
+    std::size_t refused = 0;
     if (!r.refused.empty()) {
       auto owners = map_.owners();
       for (const auto& [id, shards] : r.refused) {
         for (ShardId shard : shards) {
           if (owners[shard] == id) owners[shard].reset();
         }
+        refused += shards.size();
       }
       AssignmentMap next = AssignmentMap::from_owners(std::move(owners), map_.epoch() + 1);
       if (auto saved = persist(pods_, next); saved) {
         map_ = std::move(next);
-        changed = true;
       } else {
         log::error("shard manager: cannot persist the refused assignments: {}", saved.error());
       }
@@ -728,13 +728,12 @@ class Manager {
     const auto seconds = std::chrono::duration<double>(Clock::now() - r.started).count();
     metrics::increment_counter("elfin_shard_manager_rebalances_total");
     metrics::record_histogram("elfin_shard_manager_rebalance_seconds", seconds);
-    metrics::increment_counter("elfin_shard_manager_shard_moves_total", r.resync ? 0 : r.moves.size());
+    metrics::increment_counter("elfin_shard_manager_shard_moves_total", r.resync ? 0 : r.moves.size() - refused);
     if (r.failures) metrics::increment_counter("elfin_shard_manager_rebalance_failures_total");
     log::info("shard manager: round {} done in {:.3f} s: epoch {}, {} pods, {} unassigned{}", r.id, seconds,
               map_.epoch(), pods_.size(), map_.unassigned_shards().size(), r.failures ? " (with failures)" : "");
     publish_gauges();
     notify_all();
-    (void)changed;
 
     // Every pod that failed a step is asked about; only the dead lose their shards. A failed
     // command says little about the pod (its sharding actor may have failed while handling it),

@@ -38,6 +38,8 @@
 #include <elfin/telemetry.hpp>
 
 #include "internal_messages.hpp"
+#include "pod_requests.hpp"
+#include "round.hpp"
 
 namespace elfin::shard_manager {
 
@@ -53,75 +55,12 @@ using sharding::PodRef;
 using sharding::ShardingError;
 using sharding::ShardingErrorKind;
 using namespace internal;
-using Ctx = Context<Config>;
+using Ctx = ManagerContext;
 using Clock = std::chrono::steady_clock;
 
 PodId to_id(const PodRef& ref) { return PodId{ref.address, ref.incarnation}; }
 
-enum class Phase : std::uint8_t { Ping, Unassign, Persist, Assign };
-
-// --- the streams: one request each, its answer delivered as a message ---------------------------
-
-Task<PingDone> ping_task(Ctx ctx, Addr to, PodRef pod, std::uint64_t op, PingPurpose purpose) {
-  PingDone done;
-  done.op = op;
-  done.purpose = static_cast<std::uint8_t>(purpose);
-  done.pod = pod;
-  sharding::PingPod ping{pod};
-  auto answer = co_await ctx.request_to(to, std::move(ping));
-  PingOutcome outcome = PingOutcome::Answered;
-  if (!answer) {
-    outcome = answer.error() == RequestError::Ignored ? PingOutcome::NoAnswer : PingOutcome::Unreachable;
-  } else if (*answer != pod) {
-    outcome = PingOutcome::OtherIncarnation;
-  }
-  done.outcome = static_cast<std::uint8_t>(outcome);
-  co_return done;
-}
-
-template <class R>
-Task<CommandDone> command_task(Ctx ctx, Addr to, R request, std::uint64_t round, bool unassign) {
-  CommandDone done;
-  done.round = round;
-  done.unassign = unassign;
-  done.pod = request.pod;
-  done.shards = request.shards;
-  done.epoch = request.epoch;
-  auto answer = co_await ctx.request_to(to, std::move(request));
-  if (!answer) {
-    done.result = static_cast<std::uint8_t>(answer.error() == RequestError::Ignored ? CommandResult::NoAnswer
-                                                                                    : CommandResult::Failed);
-    done.detail = to_string(answer.error());
-  } else if (!*answer) {
-    done.result = static_cast<std::uint8_t>(CommandResult::Refused);
-    done.detail = fmt::format("{}", answer->error());
-  } else {
-    done.result = static_cast<std::uint8_t>(CommandResult::Ok);
-  }
-  co_return done;
-}
-
 // --- the manager ------------------------------------------------------------------------------
-
-struct Round {
-  std::uint64_t id = 0;
-  RoundKind kind = RoundKind::Regular;
-  bool resync = false;  ///< the round after a (re)start: persist under a new epoch, resend every pod its shards
-  Clock::time_point started;
-  Phase phase = Phase::Ping;
-  std::vector<Move> moves;
-  std::set<PodId> awaiting;             ///< answers still due in this phase
-  std::map<PodId, PingOutcome> failed;  ///< pods to health-check when the round ends
-  std::set<PodId> recheck;              ///< failed an unassign or assign, not a ping: pinged afresh before judging
-  std::map<PodId, std::vector<ShardId>> refused;  ///< shards a pod explicitly refused to take
-  AssignmentMap next;
-  bool failures = false;
-};
-
-struct DeferredUnregister {
-  sharding::Unregister message;
-  ResponseToken<sharding::Unregister> token;
-};
 
 class Manager {
  public:

@@ -21,7 +21,8 @@ namespace elfin::shard_manager::internal {
 
 using ManagerContext = Context<Config>;
 
-Task<PingDone> ping_task(ManagerContext ctx, Addr to, sharding::PodRef pod, std::uint64_t op, PingPurpose purpose) {
+inline Task<PingDone> ping_task(ManagerContext ctx, Addr to, sharding::PodRef pod, std::uint64_t op,
+                                PingPurpose purpose) {
   PingDone done;
   done.op = op;
   done.purpose = static_cast<std::uint8_t>(purpose);

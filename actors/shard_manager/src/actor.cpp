@@ -64,7 +64,7 @@ PodId to_id(const PodRef& ref) { return PodId{ref.address, ref.incarnation}; }
 
 class Manager {
  public:
-  Manager(Ctx ctx, std::shared_ptr<const Options> options) : ctx_(std::move(ctx)), options_(std::move(options)) {}
+  Manager(Ctx ctx, std::shared_ptr<const Options> options) : ctx_(ctx), options_(std::move(options)) {}
 
   Task<> run() {
     // An invalid config (a reload that slipped past validation, or a start without a configurer)
@@ -101,7 +101,7 @@ class Manager {
       throw std::runtime_error(fmt::format("cannot load from {}: {}", storage_->describe(), loaded.error()));
     }
     map_ = AssignmentMap::unassigned(function_.first_shard(), function_.shard_count());
-    if (loaded->has_value()) restore(**loaded);
+    if (const std::optional<StoredState>& stored = loaded.value(); stored.has_value()) restore(stored.value());
 
     started_ = true;
     tick_ = ctx_.attach(Interval(RebalanceTick{}));
@@ -381,6 +381,7 @@ class Manager {
 
   std::vector<assignment::Pod> pods_for_plan() const {
     std::vector<assignment::Pod> pods;
+    pods.reserve(pods_.size());
     for (const auto& entry : pods_) {
       pods.push_back(assignment::Pod{to_id(entry.pod), assignment::PodVersion::parse(entry.version)});
     }
@@ -407,7 +408,7 @@ class Manager {
     }
     log::info("shard manager: round {} ({}): {} moves over {} pods", round.id, kind, round.moves.size(),
               involved.size());
-    round_ = std::move(round);
+    round_ = std::make_unique<Round>(std::move(round));
     begin_pings(involved);
   }
 
@@ -420,7 +421,7 @@ class Manager {
     round.started = Clock::now();
     std::set<PodId> all;
     for (const auto& entry : pods_) all.insert(to_id(entry.pod));
-    round_ = std::move(round);
+    round_ = std::make_unique<Round>(std::move(round));
     begin_pings(all);
   }
 
@@ -778,7 +779,7 @@ class Manager {
   AssignmentMap map_;           ///< always the last persisted map
 
   std::uint64_t next_op_ = 0;
-  std::optional<Round> round_;
+  std::unique_ptr<Round> round_;  ///< the round in flight, if any
   std::optional<RoundKind> pending_;
   bool finishing_ = false;
   std::set<PodId> suspects_;                   ///< failed their last ping
@@ -789,7 +790,7 @@ class Manager {
 };
 
 Task<> manager_exec(Ctx ctx, std::shared_ptr<const Options> options) {
-  Manager manager(std::move(ctx), std::move(options));
+  Manager manager(ctx, std::move(options));
   co_await manager.run();
 }
 
@@ -808,7 +809,7 @@ Blueprint blueprint(Options options) {
       // back with backoff and loads the stored map again.
       .restart_policy(
           RestartPolicy::on_failure(RestartParams{std::chrono::milliseconds{500}, std::chrono::seconds{30}}))
-      .exec([shared](Ctx ctx) { return manager_exec(std::move(ctx), shared); });
+      .exec([shared](Ctx ctx) { return manager_exec(ctx, shared); });
 }
 
 void register_blueprints(BlueprintRegistry& registry) {

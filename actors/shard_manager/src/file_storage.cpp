@@ -75,10 +75,11 @@ Result<void, StorageError> FileStorage::save(const StoredState& state) {
   // The revision check: refuse to go back (or sideways) in history.
   auto current = load();
   if (!current) return Err{current.error()};  // a damaged file is kept for a person to look at
-  if (current->has_value() && (*current)->revision >= state.revision) {
-    return Err{StorageError{
-        StorageErrorKind::Conflict,
-        fmt::format("{} holds revision {}, not older than {}", path_.string(), (*current)->revision, state.revision)}};
+  if (const std::optional<StoredState>& stored = current.value();
+      stored.has_value() && stored.value().revision >= state.revision) {
+    return Err{
+        StorageError{StorageErrorKind::Conflict, fmt::format("{} holds revision {}, not older than {}", path_.string(),
+                                                             stored.value().revision, state.revision)}};
   }
 
   std::filesystem::path temp = path_;

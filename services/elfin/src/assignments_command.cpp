@@ -177,13 +177,12 @@ int assignments_command(const std::vector<std::string_view>& args, std::FILE* ou
   auto asker = topology.local("asker");
   asker.route_to(manager, filters::protocol("sharding"));
   const auto timeout = std::chrono::seconds(parsed->timeout_seconds);
-  asker.mount(ActorGroup().exec([outcome, timeout](Context<> ctx) { return ask(std::move(ctx), outcome, timeout); }))
-      .entrypoint();
+  asker.mount(ActorGroup().exec([outcome, timeout](Context<> ctx) { return ask(ctx, outcome, timeout); })).entrypoint();
 
   StartOptions start;
   start.node_no = parsed->node;
-  start.config_toml =
-      fmt::format(R"([common.system.logging]
+  const std::optional<std::string>& secret = parsed->secret;
+  start.config_toml = fmt::format(R"([common.system.logging]
 max_level = "Error"
 
 [system.network]
@@ -191,7 +190,7 @@ discovery.predefined = ["{}"]
 discovery.attempt_interval = "500ms"
 {}
 )",
-                  parsed->manager, parsed->secret ? fmt::format("secret = \"{}\"", *parsed->secret) : std::string{});
+                                  parsed->manager, secret ? fmt::format("secret = \"{}\"", *secret) : std::string{});
   auto system = System::start(std::move(topology), std::move(start));
   if (!system) {
     fmt::print(err, "elfin shard --assignments: {}\n", system.error());
@@ -199,11 +198,12 @@ discovery.attempt_interval = "500ms"
   }
   system->join();
   std::lock_guard lock(outcome->mutex);
-  if (!outcome->assignments) {
+  const std::optional<sharding::Assignments>& assignments = outcome->assignments;
+  if (!assignments) {
     fmt::print(err, "elfin shard --assignments: {}\n", outcome->error.empty() ? "no answer" : outcome->error);
     return 1;
   }
-  print(out, *outcome->assignments);
+  print(out, *assignments);
   return 0;
 }
 

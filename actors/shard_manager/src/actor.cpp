@@ -106,6 +106,8 @@ class Manager {
     started_ = true;
     tick_ = ctx_.attach(Interval(RebalanceTick{}));
     tick_->start(config().rebalance_interval);
+    sweep_ = ctx_.attach(Interval(HealthSweep{}));
+    sweep_->start(config().health_check_interval);
     publish_gauges();
     if (!pods_.empty()) {
       log::info("shard manager: loaded {} pods and epoch {} from {}", pods_.size(), map_.epoch(), storage_->describe());
@@ -175,8 +177,12 @@ class Manager {
     } else if (const auto* validation = envelope.get<ValidateConfig>()) {
       auto token = envelope.take_token<ValidateConfig>();
       on_validate(*validation, std::move(token));
+    } else if (envelope.is<HealthSweep>()) {
+      const std::vector<PodEntry> pods = pods_;
+      for (const auto& entry : pods) start_health_check(to_id(entry.pod));
     } else if (envelope.is<ConfigUpdated>()) {
       if (tick_) tick_->set_period(config().rebalance_interval);
+      if (sweep_) sweep_->set_period(config().health_check_interval);
     }
   }
 
@@ -772,6 +778,7 @@ class Manager {
   std::shared_ptr<HealthCheck> health_;
   std::unique_ptr<AssignmentStorage> storage_;
   std::optional<Interval<RebalanceTick>> tick_;
+  std::optional<Interval<HealthSweep>> sweep_;
 
   bool started_ = false;
   std::uint64_t revision_ = 0;

@@ -52,6 +52,7 @@ std::vector<std::string> validate(const Config& config, const AnyConfig& section
       {"ping_timeout", config.ping_timeout},
       {"handoff_timeout", config.handoff_timeout},
       {"persist_retry_interval", config.persist_retry_interval},
+      {"health_check_interval", config.health_check_interval},
   };
   for (const auto& [key, value] : intervals) {
     if (value.count() <= 0) add(key, fmt::format("must be positive, got {} ms", value.count()));

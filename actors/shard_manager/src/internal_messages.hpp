@@ -52,6 +52,10 @@ struct RebalanceTick {
   ELFIN_MESSAGE(sharding_manager, RebalanceTick);
 };
 
+struct HealthSweep {
+  ELFIN_MESSAGE(sharding_manager, HealthSweep);
+};
+
 struct RetryRebalance {
   ELFIN_MESSAGE(sharding_manager, RetryRebalance);
 };

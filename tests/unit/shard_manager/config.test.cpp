@@ -16,6 +16,7 @@ TEST_CASE("shard manager: the config defaults are Shardcake's", "[shard_manager]
   CHECK(config.rebalance_retry_interval == std::chrono::seconds(10));
   CHECK(config.ping_timeout == std::chrono::seconds(3));
   CHECK(config.persist_retry_interval == std::chrono::seconds(3));
+  CHECK(config.health_check_interval == std::chrono::minutes(1));
   CHECK(config.rebalance_rate == 0.02);
   CHECK(config.storage.kind == "file");
   CHECK(elfin::shard_manager::validate(config).empty());

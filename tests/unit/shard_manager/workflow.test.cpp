@@ -499,3 +499,20 @@ TEST_CASE("shard manager: a manager that dies between unassign and persist leave
   CHECK(cluster.world().held_by(cluster.pod(2)).size() == 32);
   check_invariants(cluster);
 }
+
+TEST_CASE("shard manager: a dead pod nobody reports is found by the periodic health check", "[shard_manager]") {
+  Cluster cluster(kSmall);
+  REQUIRE(cluster.join(1));
+  REQUIRE(cluster.join(2));
+  cluster.settle();
+  cluster.advance(20s);
+  REQUIRE(cluster.owned(cluster.pod(2)) == 32);
+  cluster.kill(2);  // no report, and balanced rounds do not involve it
+  cluster.advance(20s);
+  CHECK(cluster.owned(cluster.pod(2)) == 32);
+  cluster.advance(20s);  // 60 s since the start: health_check_interval
+  const auto map = cluster.assignments();
+  CHECK(map.pods.size() == 1);
+  CHECK(map.shards_of(cluster.pod(1)).size() == 64);
+  check_invariants(cluster);
+}

@@ -7,6 +7,7 @@
 //   ping_timeout = "3s"                    # a pod that does not answer PingPod in time failed it
 //   handoff_timeout = "10s"                # how long an UnassignShards / AssignShards answer may take
 //   persist_retry_interval = "3s"          # a round whose map could not be persisted retries this often
+//   health_check_interval = "1m"           # every pod is health-checked this often, reported or not
 //   rebalance_rate = 0.02                  # a pod gains at most ceil(shards x rate) shards per regular round
 //   storage.kind = "file"                  # or "redis"
 //   storage.path = "shard_manager.state"   # file: where the state lives (its directory must exist)
@@ -44,10 +45,13 @@ struct Config {
   std::chrono::milliseconds ping_timeout{3'000};
   std::chrono::milliseconds handoff_timeout{10'000};
   std::chrono::milliseconds persist_retry_interval{3'000};
+  /// A dead pod nobody sends to would otherwise keep its shards until a round involves it
+  /// (Shardcake #139). Later Shardcake versions sweep every minute.
+  std::chrono::milliseconds health_check_interval{60'000};
   double rebalance_rate = 0.02;
   StorageConfig storage;
   ELFIN_CONFIG(shard_function, rebalance_interval, rebalance_retry_interval, ping_timeout, handoff_timeout,
-               persist_retry_interval, rebalance_rate, storage);
+               persist_retry_interval, health_check_interval, rebalance_rate, storage);
 };
 
 /// What the types alone do not check (a parsable shard function, positive intervals, a rate in

@@ -17,8 +17,10 @@
 // Rounds run on the first Register (and whenever shards are unassigned), at once after an
 // Unregister or a pod found dead, every `rebalance_interval`, and `rebalance_retry_interval` after
 // a round with failures. While a pod is suspect (failed its last ping) regular rounds only place
-// orphans. A shard therefore moves only after its old owner acknowledged the unassign or was found
-// dead, and is never assigned from a map that is not persisted.
+// orphans. Every pod is also health-checked every `health_check_interval`, and whenever another
+// pod reports it (ReportUnhealthyPod). A shard therefore moves only after its old owner
+// acknowledged the unassign or was found dead, and is never assigned from a map that is not
+// persisted.
 //
 // At start the manager loads the stored pods and map, persists them again under a higher epoch
 // (so its commands outrank any a previous instance sent), pings every pod, drops the dead ones,

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -14,6 +15,7 @@
 #include <catch2/catch.hpp>
 
 #include <elfin/actors/shard_manager.hpp>
+#include <elfin/actors/shard_manager/redis_storage.hpp>
 #include <elfin/elfin.hpp>
 #include <elfin/testing/proxy.hpp>
 
@@ -45,11 +47,12 @@ class ScriptedHealthCheck final : public shard_manager::HealthCheck {
 class Cluster {
  public:
   /// `config` is the body of the manager's section.
-  explicit Cluster(std::string config, std::shared_ptr<FlakyStorage::Control> control = nullptr,
-                   std::shared_ptr<World> world = nullptr, std::shared_ptr<TempDir> dir = nullptr)
-      : dir_(dir ? std::move(dir) : std::make_shared<TempDir>()),
-        world_(world ? std::move(world) : std::make_shared<World>()),
-        control_(control ? std::move(control) : std::make_shared<FlakyStorage::Control>()),
+  /// `redis_port`: keep the state in the Redis server on that port instead of a file.
+  explicit Cluster(std::string config, std::optional<std::uint16_t> redis_port = std::nullopt)
+      : redis_port_(redis_port),
+        dir_(std::make_shared<TempDir>()),
+        world_(std::make_shared<World>()),
+        control_(std::make_shared<FlakyStorage::Control>()),
         health_(std::make_shared<ScriptedHealthCheck>()),
         proxy_(start(std::move(config))) {
     // The first message starts the manager, which loads the storage.
@@ -141,10 +144,20 @@ class Cluster {
     auto world = world_;
     auto control = control_;
     const std::string path = storage_path();
+    const auto redis_port = redis_port_;
     options.storage =
-        [world, control,
-         path](const shard_manager::Config&) -> Result<std::unique_ptr<shard_manager::AssignmentStorage>, std::string> {
-      return std::unique_ptr<shard_manager::AssignmentStorage>(std::make_unique<FlakyStorage>(path, control, world));
+        [world, control, path, redis_port](
+            const shard_manager::Config&) -> Result<std::unique_ptr<shard_manager::AssignmentStorage>, std::string> {
+      std::unique_ptr<shard_manager::AssignmentStorage> inner;
+      if (redis_port) {
+        shard_manager::RedisOptions redis;
+        redis.port = *redis_port;
+        inner = std::make_unique<shard_manager::RedisStorage>(redis);
+      } else {
+        inner = std::make_unique<shard_manager::FileStorage>(path);
+      }
+      return std::unique_ptr<shard_manager::AssignmentStorage>(
+          std::make_unique<FlakyStorage>(std::move(inner), control, world));
     };
     options.health_check = health_;
     Topology topology;
@@ -164,6 +177,7 @@ class Cluster {
     return testing::proxy(std::move(topology), "sharding.manager", std::move(start), proxy_options);
   }
 
+  std::optional<std::uint16_t> redis_port_;
   std::shared_ptr<TempDir> dir_;
   std::shared_ptr<World> world_;
   std::shared_ptr<FlakyStorage::Control> control_;

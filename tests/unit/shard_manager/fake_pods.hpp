@@ -145,8 +145,8 @@ class World {
   std::uint64_t saved_epoch_ = 0;
 };
 
-/// A FileStorage whose saves the test can make fail (Unavailable) or conflict, and which tells
-/// the World about every save that happened.
+/// A real storage (a FileStorage, or any other) whose saves the test can make fail (Unavailable)
+/// or conflict, and which tells the World about every save that happened.
 class FlakyStorage final : public shard_manager::AssignmentStorage {
  public:
   struct Control {
@@ -157,10 +157,14 @@ class FlakyStorage final : public shard_manager::AssignmentStorage {
     std::size_t failed_saves = 0;
   };
   FlakyStorage(std::string path, std::shared_ptr<Control> control, std::shared_ptr<World> world)
-      : file_(std::move(path)), control_(std::move(control)), world_(std::move(world)) {}
+      : FlakyStorage(std::make_unique<shard_manager::FileStorage>(std::move(path)), std::move(control),
+                     std::move(world)) {}
+  FlakyStorage(std::unique_ptr<shard_manager::AssignmentStorage> inner, std::shared_ptr<Control> control,
+               std::shared_ptr<World> world)
+      : inner_(std::move(inner)), control_(std::move(control)), world_(std::move(world)) {}
 
   Result<std::optional<shard_manager::StoredState>, shard_manager::StorageError> load() override {
-    return file_.load();
+    return inner_->load();
   }
   Result<void, shard_manager::StorageError> save(const shard_manager::StoredState& state) override {
     {
@@ -174,7 +178,7 @@ class FlakyStorage final : public shard_manager::AssignmentStorage {
         return Err{shard_manager::StorageError{shard_manager::StorageErrorKind::Conflict, "injected conflict"}};
       }
     }
-    auto saved = file_.save(state);
+    auto saved = inner_->save(state);
     if (saved) {
       world_->on_save(state.assignments.epoch);
       std::lock_guard lock(control_->mutex);
@@ -182,10 +186,10 @@ class FlakyStorage final : public shard_manager::AssignmentStorage {
     }
     return saved;
   }
-  std::string describe() const override { return "flaky " + file_.describe(); }
+  std::string describe() const override { return "flaky " + inner_->describe(); }
 
  private:
-  shard_manager::FileStorage file_;
+  std::unique_ptr<shard_manager::AssignmentStorage> inner_;
   std::shared_ptr<Control> control_;
   std::shared_ptr<World> world_;
 };

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "cluster.hpp"
+#include "redis_server.hpp"
 
 using namespace std::chrono_literals;
 using elfin::sharding::ShardingErrorKind;
@@ -514,5 +515,40 @@ TEST_CASE("shard manager: a dead pod nobody reports is found by the periodic hea
   const auto map = cluster.assignments();
   CHECK(map.pods.size() == 1);
   CHECK(map.shards_of(cluster.pod(1)).size() == 64);
+  check_invariants(cluster);
+}
+
+TEST_CASE("shard manager: with Redis storage, a restarted manager reloads the map from Redis and moves nothing",
+          "[shard_manager]") {
+  elfin::test::RedisServer redis;
+  Cluster cluster(kSmall, redis.port());
+  REQUIRE(cluster.join(1));
+  REQUIRE(cluster.join(2));
+  cluster.settle();
+  cluster.advance(20s);
+  const auto before = cluster.assignments();
+  REQUIRE(before.shards_of(cluster.pod(1)).size() == 32);
+  {
+    std::lock_guard lock(cluster.control().mutex);
+    cluster.control().conflict = true;
+  }
+  CHECK_FALSE(cluster.proxy().request_fallible(elfin::sharding::Unregister{cluster.pod(2)}));
+  {
+    std::lock_guard lock(cluster.control().mutex);
+    cluster.control().conflict = false;
+  }
+  cluster.advance(1s);
+  const auto after = cluster.assignments();
+  CHECK(after.epoch > before.epoch);
+  CHECK(after.owners == before.owners);
+  CHECK(cluster.world().held_by(cluster.pod(1)).size() == 32);
+  CHECK(cluster.world().held_by(cluster.pod(2)).size() == 32);
+  // What Redis holds is what the manager serves.
+  elfin::shard_manager::RedisOptions options;
+  options.port = redis.port();
+  auto stored = elfin::shard_manager::RedisStorage(options).load();
+  REQUIRE(stored);
+  REQUIRE(stored->has_value());
+  CHECK((*stored)->assignments == after);
   check_invariants(cluster);
 }

@@ -12,8 +12,9 @@
 //
 // The WAL directory is fresh per run and its recovery is not timed (the driver waits for every
 // WAL actor to answer a Flush first). The raw peer runs min(P, K) threads, one file each, each
-// doing write + fdatasync of the WAL's measured mean bytes per sync, as many syncs as the WAL did
-// in total; runs alternate WAL, raw, WAL, raw after one warm-up of each.
+// doing pwrite + fdatasync of the WAL's measured mean bytes per sync into a file preallocated as
+// the WAL's segments are (64 MiB), as many syncs as the WAL did in total; runs alternate WAL, raw,
+// WAL, raw after one warm-up of each.
 //
 // `vs_one_partition` is this case's appends/s over the one-partition case of the same K, record
 // size and concurrency, from the same run of the binary. The files go to $ELFIN_BENCH_WAL_DIR
@@ -234,28 +235,37 @@ Run run_wal(const Shape& shape, const elfin_bench::Options& opts) {
   return run;
 }
 
-/// `streams` threads, each appending `bytes` with write(2) then fdatasync, `syncs` times in all.
+/// `streams` threads, each appending `bytes` with pwrite(2) then fdatasync to a preallocated file,
+/// `syncs` times in all.
 Run run_raw(std::uint64_t streams, std::uint64_t bytes, std::uint64_t syncs, std::uint64_t ops) {
   RunDir dir;
   std::vector<std::thread> threads;
   std::vector<std::vector<double>> latencies(streams);
   std::vector<std::string> errors(streams);
+  std::vector<int> fds;
+  // Set up like a WAL segment before the clock starts: created, preallocated, synced, so the
+  // fdatasyncs measured below need not log a new file size or inode each time.
+  for (std::uint64_t s = 0; s < streams; ++s) {
+    const auto path = (dir.path / fmt::format("raw-{}.log", s)).string();
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw std::runtime_error("raw: open failed");
+    fds.push_back(fd);
+    const std::uint64_t mine = syncs / streams + 1;
+    const auto room = static_cast<off_t>(std::max<std::uint64_t>(std::uint64_t{64} << 20, mine * bytes));
+    if (::posix_fallocate(fd, 0, room) != 0 || ::fdatasync(fd) != 0) throw std::runtime_error("raw: prealloc failed");
+  }
   const auto start = Clock::now();
   for (std::uint64_t s = 0; s < streams; ++s) {
     threads.emplace_back([&, s] {
-      const auto path = (dir.path / fmt::format("raw-{}.log", s)).string();
-      const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (fd < 0) {
-        errors[s] = "open failed";
-        return;
-      }
+      const int fd = fds[s];
       std::vector<std::byte> buffer(bytes, std::byte{0x5a});
       const std::uint64_t mine = syncs / streams + (s < syncs % streams ? 1 : 0);
+      std::uint64_t offset = 0;
       for (std::uint64_t i = 0; i < mine; ++i) {
         const auto t0 = Clock::now();
         std::size_t done = 0;
         while (done < buffer.size()) {
-          const ssize_t n = ::write(fd, buffer.data() + done, buffer.size() - done);
+          const ssize_t n = ::pwrite(fd, buffer.data() + done, buffer.size() - done, static_cast<off_t>(offset + done));
           if (n < 0 && errno == EINTR) continue;
           if (n < 0) {
             errors[s] = "write failed";
@@ -263,18 +273,20 @@ Run run_raw(std::uint64_t streams, std::uint64_t bytes, std::uint64_t syncs, std
           }
           done += static_cast<std::size_t>(n);
         }
+        offset += buffer.size();
         if (::fdatasync(fd) != 0) errors[s] = "fdatasync failed";
         latencies[s].push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
       }
-      ::close(fd);
     });
   }
   for (auto& t : threads) t.join();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  for (int fd : fds) ::close(fd);
   for (const auto& e : errors) {
     if (!e.empty()) throw std::runtime_error("raw: " + e);
   }
   Run run;
-  run.figure = {std::chrono::duration<double>(Clock::now() - start).count(), ops};
+  run.figure = {seconds, ops};
   for (auto& l : latencies) run.measured.latencies_us.insert(run.measured.latencies_us.end(), l.begin(), l.end());
   run.measured.syncs = syncs;
   run.measured.bytes = bytes * syncs;
@@ -330,7 +342,7 @@ bool run_shape(const std::string& name, Shape shape, const elfin_bench::Options&
         "wal_ops_per_s={:.0f} wal_ns_per_op={:.1f} wal_mb_per_s={:.2f} wal_payload_mb_per_s={:.2f} "
         "vs_one_partition={} raw_mb_per_s={:.2f} raw_ratio={:.2f} bytes_per_sync={} syncs_per_s={:.0f} "
         "wal_p50_us={:.0f} wal_p99_us={:.0f} raw_p50_us={:.0f} raw_p99_us={:.0f} wal_range={:.0f}..{:.0f} "
-        "raw_streams={} durability=fdatasync fs={} reps={}\n",
+        "raw_streams={} raw_prealloc=64MiB durability=fdatasync fs={} reps={}\n",
         kBench, name, shape.partitions, shape.wal_count, shape.payload, shape.concurrency,
         shape.concurrency / shape.partitions, ws.ops_per_s, ws.ns_per_op, ws.ops_per_s * bytes_per_op / 1e6,
         ws.ops_per_s * static_cast<double>(shape.payload) / 1e6, vs_one, rs.ops_per_s * bytes_per_op / 1e6,

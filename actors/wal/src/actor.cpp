@@ -17,6 +17,7 @@
 #include "actor.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -49,6 +50,12 @@ struct IoDone {
 /// The linger after a first entry ran out.
 struct LingerExpired {
   ELFIN_MESSAGE(wal_actor, LingerExpired);
+  ELFIN_NO_DUMPING;
+};
+/// The wait for the partitions answered by the last batch ran out (`generation` tells a stale one).
+struct RegroupExpired {
+  std::uint64_t generation = 0;
+  ELFIN_MESSAGE(wal_actor, RegroupExpired, generation);
   ELFIN_NO_DUMPING;
 };
 
@@ -207,6 +214,10 @@ class WalActor {
     if (envelope.is<LingerExpired>()) {
       linger_armed_ = false;
       lingered_ = true;
+      return;
+    }
+    if (const auto* regroup = envelope.get<RegroupExpired>()) {
+      if (regroup->generation == regroup_generation_) regroup_target_ = 0;  // they are not all coming
       return;
     }
     if (const auto* terminate = envelope.get<Terminate>()) {
@@ -432,6 +443,16 @@ class WalActor {
   void pump() {
     if (!ready_ || in_flight_) return;
     if (sealed_.empty() && !collecting_.empty()) {
+      if (collecting_.waiters.size() < regroup_target_ && !shutting_down_) {
+        // The requests the last batch answered usually come back at once; the first of them to
+        // arrive would otherwise go out alone, and the rest wait a whole sync behind it (batches
+        // alternating 1 and N-1). Wait until as many are here, at most half a sync.
+        if (!regroup_armed_) {
+          regroup_armed_ = true;
+          ctx_.attach(Delay(last_sync_ / 2, RegroupExpired{regroup_generation_}));
+        }
+        return;
+      }
       if (config_.linger.count() > 0 && !lingered_ && !shutting_down_) {
         if (!linger_armed_) {
           linger_armed_ = true;
@@ -444,6 +465,7 @@ class WalActor {
     if (sealed_.empty()) return;
     in_flight_ = std::move(sealed_.front());
     sealed_.pop_front();
+    posted_at_ = std::chrono::steady_clock::now();
     ++jobs_in_flight_;
     post([this, batch = in_flight_.get()]() -> IoThread::Completion {
       auto durable = store_->commit(batch->records);
@@ -456,6 +478,10 @@ class WalActor {
 
   void on_committed(lw::WalResult<lw::Durable> durable) {
     std::unique_ptr<Batch> batch = std::move(in_flight_);
+    last_sync_ = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - posted_at_);
+    ++regroup_generation_;
+    regroup_armed_ = false;
+    regroup_target_ = durable ? batch->waiters.size() : 0;
     if (durable) {
       ++stats_.batches;
       ++stats_.syncs;
@@ -472,6 +498,7 @@ class WalActor {
     } else {
       reject(*batch, durable.error());
     }
+    if (!collecting_.empty()) lingered_ = true;  // it collected during the sync: it waited enough
     pump();
     close_if_done();
   }
@@ -599,6 +626,13 @@ class WalActor {
   bool shutting_down_ = false;
   bool linger_armed_ = false;
   bool lingered_ = false;
+  // Regrouping: the number of requests the last batch answered; the next batch waits for as many
+  // (or half a sync, whichever comes first).
+  std::size_t regroup_target_ = 0;
+  std::uint64_t regroup_generation_ = 0;
+  bool regroup_armed_ = false;
+  std::chrono::steady_clock::time_point posted_at_;
+  std::chrono::nanoseconds last_sync_{0};
   std::deque<Envelope> deferred_;
 
   std::unordered_map<pw::PartitionId, PartitionState> partitions_;

@@ -13,8 +13,8 @@
 // The WAL directory is fresh per run and its recovery is not timed (the driver waits for every
 // WAL actor to answer a Flush first). The raw peer runs min(P, K) threads, one file each, each
 // doing pwrite + fdatasync of the WAL's measured mean bytes per sync into a file preallocated as
-// the WAL's segments are (64 MiB), as many syncs as the WAL did in total; runs alternate WAL, raw,
-// WAL, raw after one warm-up of each.
+// the WAL's segments are (64 MiB), as many syncs as the WAL did in total, with one more thread
+// spinning (see run_raw); runs alternate WAL, raw, WAL, raw after one warm-up of each.
 //
 // `vs_one_partition` is this case's appends/s over the one-partition case of the same K, record
 // size and concurrency, from the same run of the binary. The files go to $ELFIN_BENCH_WAL_DIR
@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -254,6 +255,15 @@ Run run_raw(std::uint64_t streams, std::uint64_t bytes, std::uint64_t syncs, std
     const auto room = static_cast<off_t>(std::max<std::uint64_t>(std::uint64_t{64} << 20, mine * bytes));
     if (::posix_fallocate(fd, 0, room) != 0 || ::fdatasync(fd) != 0) throw std::runtime_error("raw: prealloc failed");
   }
+  // A spinning thread keeps a CPU busy during the raw run, as the runtime's threads do during the
+  // WAL's: on a VM whose vCPU halts when idle, an idle process's fdatasync returns late (4.0 ms
+  // at the median on the machine of README.md, against 0.2-1.2 ms with a busy core), which would
+  // flatter the WAL.
+  std::atomic<bool> stop{false};
+  std::thread spinner([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
   const auto start = Clock::now();
   for (std::uint64_t s = 0; s < streams; ++s) {
     threads.emplace_back([&, s] {
@@ -281,6 +291,8 @@ Run run_raw(std::uint64_t streams, std::uint64_t bytes, std::uint64_t syncs, std
   }
   for (auto& t : threads) t.join();
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  stop.store(true, std::memory_order_relaxed);
+  spinner.join();
   for (int fd : fds) ::close(fd);
   for (const auto& e : errors) {
     if (!e.empty()) throw std::runtime_error("raw: " + e);
@@ -342,7 +354,7 @@ bool run_shape(const std::string& name, Shape shape, const elfin_bench::Options&
         "wal_ops_per_s={:.0f} wal_ns_per_op={:.1f} wal_mb_per_s={:.2f} wal_payload_mb_per_s={:.2f} "
         "vs_one_partition={} raw_mb_per_s={:.2f} raw_ratio={:.2f} bytes_per_sync={} syncs_per_s={:.0f} "
         "wal_p50_us={:.0f} wal_p99_us={:.0f} raw_p50_us={:.0f} raw_p99_us={:.0f} wal_range={:.0f}..{:.0f} "
-        "raw_streams={} raw_prealloc=64MiB durability=fdatasync fs={} reps={}\n",
+        "raw_streams={} raw_prealloc=64MiB raw_spinner=1 durability=fdatasync fs={} reps={}\n",
         kBench, name, shape.partitions, shape.wal_count, shape.payload, shape.concurrency,
         shape.concurrency / shape.partitions, ws.ops_per_s, ws.ns_per_op, ws.ops_per_s * bytes_per_op / 1e6,
         ws.ops_per_s * static_cast<double>(shape.payload) / 1e6, vs_one, rs.ops_per_s * bytes_per_op / 1e6,

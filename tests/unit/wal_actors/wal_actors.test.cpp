@@ -251,6 +251,31 @@ TEST_CASE("a WAL directory written with another wal_count is refused at start", 
   check_entries(group.read(1), 1, 1);
 }
 
+TEST_CASE("a read error during recovery fails the start and changes no file", "[wal_actors]") {
+  TempDir dir;
+  const std::string wal_dir = dir.file("wal");
+  {
+    Running group = start({}, config(wal_dir));
+    for (std::uint64_t i = 1; i <= 5; ++i) REQUIRE(group.append(0, i));
+  }
+  std::map<std::string, std::uintmax_t> before;
+  for (const auto& e : std::filesystem::directory_iterator(wal_dir)) before[e.path().string()] = e.file_size();
+  {
+    LockedFaultFs fault(wal_dir);
+    fault.with([](lw::FaultFileSystem& f) { f.fail_reads(lw::Errno{EIO}); });
+    Running group = start(with(fault.fs()), config(wal_dir));
+    auto refused = group.append(0, 6);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().kind == pw::WalErrorKind::StartFailed);
+    CHECK_THAT(refused.error().detail, Catch::Contains("read"));
+  }
+  std::map<std::string, std::uintmax_t> after;
+  for (const auto& e : std::filesystem::directory_iterator(wal_dir)) after[e.path().string()] = e.file_size();
+  CHECK(after == before);
+  Running group = start({}, config(wal_dir));
+  check_entries(group.read(0), 1, 5);
+}
+
 TEST_CASE("requests wait for recovery: they see the recovered log", "[wal_actors]") {
   TempDir dir;
   const std::string wal_dir = dir.file("wal");

@@ -24,7 +24,7 @@ TEST_CASE("after kill -9 during heavy appends every acknowledged append is recov
   elfin::test::TempDir dir;
   const std::string wal_dir = dir.file("wal");
   constexpr std::uint64_t kPartitions = 32;
-  constexpr std::uint64_t kAcksBeforeKill = 3000;
+  constexpr std::uint64_t kAcksBeforeKill = 2000;
   constexpr std::uint32_t kWalCount = 4;
   constexpr std::size_t kPayload = 100;
 

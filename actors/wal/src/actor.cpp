@@ -230,9 +230,10 @@ class WalActor {
         log::error("WAL {}: config update ignored: {}", wal_id_, fmt::join(errors, "; "));
         return;
       }
-      const std::string dir = config_.dir;
-      config_ = next;
-      config_.dir = dir;  // the segment sizes apply from the next rotation on
+      // The batch limits and linger apply at once; the file settings at the next start.
+      config_.max_batch_bytes = next.max_batch_bytes;
+      config_.max_batch_entries = next.max_batch_entries;
+      config_.linger = next.linger;
       return;
     }
     if (envelope.is<ValidateConfig>()) {

@@ -15,9 +15,13 @@
 //
 // A batch is written as soon as no sync is in flight (after `linger`, when set); what arrives
 // meanwhile collects into the next batch, which goes out the moment the running sync ends. So at
-// low load an append waits for one fdatasync, and under load batches grow by themselves.
+// low load an append waits for one fdatasync, and under load batches grow by themselves. Right
+// after a sync, a batch waits (at most half a sync) until as many requests as that sync answered
+// are back, so that the first of them does not go out alone.
 //
-// `dir` and `wal_count` cannot change while the group runs (a reload that changes them is refused).
+// A reload applies the batch limits and `linger` at once, and the file settings (segment_bytes,
+// preallocate, max_payload_bytes) at the next start; `dir` and `wal_count` cannot change while the
+// group runs (a reload that changes them is refused).
 //
 // Thread safety: a plain value type.
 #pragma once

@@ -111,11 +111,17 @@ void Store::index_record(std::uint16_t type, std::uint64_t partition, const Loca
 }
 
 lw::WalResult<void> Store::build_index() {
+  std::vector<std::byte> bytes;
   for (const lw::SegmentInfo& info : writer_.log().segments) {
-    auto bytes = lw::read_whole_file(*fs_, info.path);
-    if (!bytes) return Err{std::move(bytes).error()};
-    // Recovery classified and repaired this file; it reads as clean up to end_offset now.
-    const lw::SegmentScan scan = lw::scan_segment(*bytes, options_.writer.max_payload_bytes);
+    // Recovery classified and repaired this file; up to end_offset it holds valid records only.
+    // Reading no further skips the preallocated zeros (most of a new segment).
+    auto file = fs_->open(info.path, lw::OpenMode::Read);
+    if (!file) return Err{lw::io_error(lw::ErrorKind::ReadFailed, lw::IoOp::Open, file.error(), info.path)};
+    bytes.resize(info.end_offset);
+    auto n = (*file)->read_at(0, bytes);
+    if (!n) return Err{lw::io_error(lw::ErrorKind::ReadFailed, lw::IoOp::Read, n.error(), info.path)};
+    bytes.resize(*n);
+    const lw::SegmentScan scan = lw::scan_segment(bytes, options_.writer.max_payload_bytes);
     for (const lw::ScannedRecord& record : scan.records) {
       if (record.offset >= info.end_offset) break;
       const lw::RecordHeader& h = record.header;

@@ -28,6 +28,9 @@ using Acks = std::vector<Ack>;
 using Refusals = std::vector<Refused>;
 namespace aw = elfin::actors::wal;
 
+/// The fault model keeps an image of every file it syncs: small segments keep it cheap.
+constexpr const char* kSmallSegments = "segment_bytes = \"1MiB\"";
+
 aw::Options with(std::shared_ptr<lw::FileSystem> fs) {
   aw::Options options;
   options.file_system = [fs](std::uint32_t) { return fs; };
@@ -56,7 +59,7 @@ TEST_CASE("acknowledged appends survive a power loss and read back in order per 
   LockedFaultFs fault(wal_dir);
   constexpr std::uint64_t kPartitions = 8, kCount = 30;
   {
-    Running group = start(with(fault.fs()), config(wal_dir));
+    Running group = start(with(fault.fs()), config(wal_dir, 1, kSmallSegments));
     for (std::uint64_t p = 0; p < kPartitions; ++p) group.run(Run{p, 1, kCount});
     REQUIRE(all_done(kPartitions));
     REQUIRE(sink().refusals().empty());
@@ -150,7 +153,7 @@ TEST_CASE("an fdatasync error fails every waiter of the batch and the WAL, which
   const std::string wal_dir = dir.file("wal");
   std::filesystem::create_directories(wal_dir);
   LockedFaultFs fault(wal_dir);
-  Running group = start(with(fault.fs()), config(wal_dir));
+  Running group = start(with(fault.fs()), config(wal_dir, 1, kSmallSegments));
   REQUIRE(group.append(9, 1));
   fault.with([](lw::FaultFileSystem& f) { f.fail_syncs(lw::Errno{EIO}); });
   for (std::uint64_t p = 0; p < 4; ++p) group.run(Run{p, 1, 1});
@@ -263,7 +266,7 @@ TEST_CASE("a read error during recovery fails the start and changes no file", "[
   {
     LockedFaultFs fault(wal_dir);
     fault.with([](lw::FaultFileSystem& f) { f.fail_reads(lw::Errno{EIO}); });
-    Running group = start(with(fault.fs()), config(wal_dir));
+    Running group = start(with(fault.fs()), config(wal_dir, 1, kSmallSegments));
     auto refused = group.append(0, 6);
     REQUIRE_FALSE(refused);
     CHECK(refused.error().kind == pw::WalErrorKind::StartFailed);

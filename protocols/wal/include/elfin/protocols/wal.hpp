@@ -10,8 +10,9 @@
 //   Flush                 write out what the WAL collected now, without waiting for more
 //   GetStats              the counters of the WAL actor serving a partition
 //
-// Every answer is `elfin::Result<T, WalError>`. An `Appended` is sent only after the fdatasync
-// that covers the entries returned: an acknowledged entry survives a crash or a power loss.
+// Every answer but GetStats's is `elfin::Result<T, WalError>`. An `Appended` is sent only after
+// the fdatasync that covers the entries returned: an acknowledged entry survives a crash or a
+// power loss.
 // Appending an index at or below the partition's last one replaces that index and every later
 // one (the Raft rule: stale entries never come back); an index past `last + 1` is refused.
 //

@@ -95,16 +95,15 @@ std::span<const std::byte> bytes_of(const pw::Payload& payload) {
   return std::as_bytes(std::span(payload.data(), payload.size()));
 }
 
+/// The kind of a commit error that left the writer usable (rolled back).
 pw::WalErrorKind kind_of(const lw::Error& error) {
   switch (error.kind) {
     case lw::ErrorKind::NoSpace:
       return pw::WalErrorKind::NoSpace;
-    case lw::ErrorKind::WriteFailed:
-      return pw::WalErrorKind::WriteFailed;
     case lw::ErrorKind::RecordTooLarge:
       return pw::WalErrorKind::TooLarge;
     default:
-      return pw::WalErrorKind::WalFailed;
+      return pw::WalErrorKind::WriteFailed;  // a write, or a rotation's open, rename or header
   }
 }
 
@@ -470,14 +469,17 @@ class WalActor {
     ++jobs_in_flight_;
     post([this, batch = in_flight_.get()]() -> IoThread::Completion {
       auto durable = store_->commit(batch->records);
-      return [this, durable = std::move(durable)]() mutable {
+      const bool writer_failed = store_->failed();
+      return [this, durable = std::move(durable), writer_failed]() mutable {
         --jobs_in_flight_;
-        on_committed(std::move(durable));
+        on_committed(std::move(durable), writer_failed);
       };
     });
   }
 
-  void on_committed(lw::WalResult<lw::Durable> durable) {
+  /// `writer_failed`: the writer refuses everything from now on (a failed fdatasync); otherwise a
+  /// failed commit was rolled back and only its batch is lost.
+  void on_committed(lw::WalResult<lw::Durable> durable, bool writer_failed) {
     std::unique_ptr<Batch> batch = std::move(in_flight_);
     last_sync_ = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - posted_at_);
     ++regroup_generation_;
@@ -497,7 +499,7 @@ class WalActor {
       }
       for (auto& token : batch->flushes) std::move(token).respond(stats());
     } else {
-      reject(*batch, durable.error());
+      reject(*batch, durable.error(), writer_failed);
     }
     if (!collecting_.empty()) lingered_ = true;  // it collected during the sync: it waited enough
     pump();
@@ -506,9 +508,9 @@ class WalActor {
 
   /// A batch that did not become durable: its waiters fail, and so does the WAL when the error
   /// leaves the log's state unknown.
-  void reject(Batch& batch, const lw::Error& error) {
-    pw::WalErrorKind kind = failed_ ? pw::WalErrorKind::WalFailed : kind_of(error);
-    if (kind == pw::WalErrorKind::WalFailed && !failed_) fail(lw::to_string(error));
+  void reject(Batch& batch, const lw::Error& error, bool writer_failed) {
+    if (writer_failed) fail(lw::to_string(error));
+    const pw::WalErrorKind kind = failed_ ? pw::WalErrorKind::WalFailed : kind_of(error);
     const std::string detail = failed_ ? *failed_ : lw::to_string(error);
     std::unordered_set<pw::PartitionId> touched;
     for (Waiter& w : batch.waiters) {

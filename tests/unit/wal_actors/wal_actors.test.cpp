@@ -211,6 +211,28 @@ TEST_CASE("ENOSPC rejects the batch, leaves no partial record, and appends succe
   check_entries(group.read(1), 1, 1);
 }
 
+TEST_CASE("ENOSPC preallocating a new segment rejects the batch and leaves the WAL working", "[wal_actors]") {
+  TempDir dir;
+  const std::string wal_dir = dir.file("wal");
+  std::filesystem::create_directories(wal_dir);
+  LockedFaultFs fault(wal_dir);
+  Running group = start(with(fault.fs()), config(wal_dir, 1, "segment_bytes = \"64KiB\""));
+  std::uint64_t index = 1;
+  for (; index <= 10; ++index) REQUIRE(group.append(0, index, 1, 4000));  // 40 KB of the first 64 KiB
+  fault.with([](lw::FaultFileSystem& f) { f.limit_space(1000); });        // no room for a new segment
+  pw::AppendBatch rotate{0, {}};
+  for (std::uint64_t i = index; i < index + 8; ++i) rotate.entries.push_back({1, i, payload_of(0, i, 4000)});
+  auto refused = group.proxy.request(pw::AppendBatch{rotate});
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().kind == pw::WalErrorKind::NoSpace);
+  CHECK_FALSE(group.proxy.request(pw::GetStats{0}).failed);
+  fault.with([](lw::FaultFileSystem& f) { f.limit_space(std::nullopt); });
+  auto later = group.proxy.request(std::move(rotate));
+  REQUIRE(later);
+  CHECK(later->index == index + 7);
+  check_entries(group.read(0), 1, index + 7, 4000);
+}
+
 TEST_CASE("terminating writes, syncs and answers every waiter, and later appends get ShuttingDown", "[wal_actors]") {
   TempDir dir;
   auto hook = std::make_shared<HookFs>(std::make_shared<lw::PosixFileSystem>());

@@ -47,8 +47,9 @@ struct Entry {
 /// Why a request was refused; what the partition can do about it.
 enum class WalErrorKind : std::uint8_t {
   NoSpace,       ///< the disk is full: the batch was rolled back (nothing of it is on disk); retry later
-  WriteFailed,   ///< a write failed (EIO, ...): rolled back like NoSpace; retry later
-  WalFailed,     ///< an fdatasync failed, now or earlier: the WAL accepts nothing until it restarts
+  WriteFailed,   ///< a write (or creating a new segment) failed: rolled back like NoSpace; retry later
+  WalFailed,     ///< an fdatasync failed (or a failed write could not be rolled back), now or
+                 ///< earlier: the WAL accepts nothing until it restarts
                  ///< and recovers what is on disk (a retried fsync could "succeed" without the data)
   ShuttingDown,  ///< the WAL actor is terminating; everything acknowledged before stays durable
   StartFailed,   ///< recovery failed (damage, a read error, a wal_count mismatch); `detail` says where

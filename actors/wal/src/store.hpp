@@ -1,0 +1,98 @@
+// Store: one WAL's files as its I/O thread sees them — the libs/wal writer, plus an index of
+// where each partition's entries are on disk so that `ReadRange` can read them back without
+// keeping payloads in memory.
+//
+// Records of two types go into the segments:
+//   kEntryType     an entry of a partition's log; an index seen before replaces that index and
+//                  every later one (the rule recovery applies, so stale entries never return)
+//   kTruncateType  "entries after `index` are gone" (TruncateAfter), durable like an entry
+// The index keeps, per partition, (index, term, segment, offset, length) of every entry after
+// the partition's checkpoint; checkpoints themselves are in memory only.
+//
+// Opening runs libs/wal's recovery (torn tails cut, damage refused, `.tmp` files removed) and
+// refuses a directory that holds segments of a WAL id at or past `wal_count`: those partitions
+// were placed by another count.
+//
+// Thread safety: used by its I/O thread only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <elfin/protocols/wal.hpp>
+#include <elfin/wal/error.hpp>
+#include <elfin/wal/file_system.hpp>
+#include <elfin/wal/record.hpp>
+#include <elfin/wal/recovery.hpp>
+#include <elfin/wal/writer.hpp>
+
+namespace elfin::actors::wal::internal {
+
+inline constexpr std::uint16_t kEntryType = 1;
+inline constexpr std::uint16_t kTruncateType = 2;
+
+struct StoreOptions {
+  std::string dir;
+  std::uint32_t wal_id = 0;
+  std::uint32_t wal_count = 1;
+  elfin::wal::WriterOptions writer;
+};
+
+/// Where a partition's log stands (what the actor checks appends against).
+struct PartitionEnd {
+  std::uint64_t last_index = 0;  ///< 0: no entry
+  std::uint64_t last_term = 0;
+};
+
+class Store {
+ public:
+  [[nodiscard]] static elfin::wal::WalResult<std::unique_ptr<Store>> open(elfin::wal::FileSystem& fs,
+                                                                          const StoreOptions& options);
+
+  /// Appends `records` and commits them: one write, one fdatasync (see Writer::commit).
+  [[nodiscard]] elfin::wal::WalResult<elfin::wal::Durable> commit(std::span<const elfin::wal::Record> records);
+  /// Entries from..to of `partition` read back from the segments, checked against their CRC.
+  [[nodiscard]] elfin::wal::WalResult<protocols::wal::Range> read(const protocols::wal::ReadRange& request);
+  /// Forgets the partition's entries up to `index` and deletes the segments nobody needs;
+  /// returns how many were deleted.
+  [[nodiscard]] elfin::wal::WalResult<std::uint64_t> checkpoint(protocols::wal::PartitionId partition,
+                                                                std::uint64_t index);
+
+  /// Each partition's last entry, as recovered (for the actor, after `open`).
+  [[nodiscard]] std::map<protocols::wal::PartitionId, PartitionEnd> ends() const;
+  [[nodiscard]] std::uint64_t segments() const { return writer_.log().segments.size(); }
+  [[nodiscard]] bool failed() const { return writer_.failed(); }
+
+ private:
+  struct Location {
+    std::uint64_t index = 0;
+    std::uint64_t term = 0;
+    std::uint64_t segment_no = 0;
+    std::uint64_t offset = 0;
+    std::uint32_t payload_len = 0;
+  };
+  struct Log {
+    std::vector<Location> entries;  ///< by index, consecutive, after the checkpoint
+    std::uint64_t last_index = 0;   ///< kept when the checkpoint dropped every entry
+    std::uint64_t last_term = 0;
+  };
+
+  Store(elfin::wal::FileSystem& fs, StoreOptions options, elfin::wal::Writer writer);
+  void index_record(std::uint16_t type, std::uint64_t partition, const Location& location);
+  [[nodiscard]] elfin::wal::WalResult<void> build_index();
+  [[nodiscard]] const elfin::wal::SegmentInfo* segment(std::uint64_t segment_no) const;
+
+  elfin::wal::FileSystem* fs_;
+  StoreOptions options_;
+  elfin::wal::Writer writer_;
+  std::unordered_map<std::uint64_t, Log> logs_;
+  std::map<std::uint64_t, std::uint64_t> checkpoints_;
+};
+
+}  // namespace elfin::actors::wal::internal

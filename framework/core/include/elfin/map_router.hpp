@@ -8,7 +8,8 @@
 // `MapRouter<Key>::with_state<Config, State>(prepare, route)` keeps a State rebuilt from the
 // group's config whenever it changes (`State prepare(const Config&, const State& previous)`); the
 // route function reads it as `Outcome<Key> route(const Envelope&, const State&)`. Rebuilding does
-// not block senders: the new state replaces the old one atomically once `prepare` returns.
+// not block senders: the new state replaces the old one atomically once `prepare` returns, and a
+// send reads the state without writing to memory other senders share.
 //
 // Routers run on the sending side, concurrently from many threads: the functions must be
 // thread-safe (pure functions of their arguments are).
@@ -17,7 +18,9 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include <elfin/envelope.hpp>
 #include <elfin/outcome.hpp>
@@ -34,15 +37,12 @@ class MapRouter {
 
   template <class Config, class State, class Prepare, class Route>
   [[nodiscard]] static MapRouter with_state(Prepare prepare, Route route) {
-    auto holder = std::make_shared<std::atomic<std::shared_ptr<const State>>>(std::make_shared<const State>());
-    MapRouter router{[holder, route = std::move(route)](const Envelope& e) {
-      auto state = holder->load(std::memory_order_acquire);
-      return route(e, *state);
+    auto store = std::make_shared<StateStore<State>>();
+    MapRouter router{[store, route = std::move(route)](const Envelope& e) {
+      return route(e, *store->current.load(std::memory_order_acquire));
     }};
-    router.update_ = [holder, prepare = std::move(prepare)](const void* config) {
-      auto previous = holder->load(std::memory_order_acquire);
-      auto next = std::make_shared<const State>(prepare(*static_cast<const Config*>(config), *previous));
-      holder->store(std::move(next), std::memory_order_release);
+    router.update_ = [store, prepare = std::move(prepare)](const void* config) {
+      store->replace(prepare(*static_cast<const Config*>(config), *store->current.load(std::memory_order_acquire)));
     };
     return router;
   }
@@ -54,6 +54,27 @@ class MapRouter {
   }
 
  private:
+  // The state every send reads. A send must not write to memory all senders share (an atomic
+  // shared_ptr load bumps a reference count, and libstdc++ guards it with a lock bit): senders
+  // read a plain pointer. That is safe because no state is freed while the router lives: a
+  // replaced one stays in `all` (config reloads are rare, so the few kept are cheap), and the
+  // release store publishes a fully built state to the acquire loads.
+  template <class State>
+  struct StateStore {
+    StateStore() : current(keep(std::make_shared<const State>())) {}
+    void replace(State next) {
+      std::lock_guard lock{mutex};  // reloads only; never taken by a send
+      current.store(keep(std::make_shared<const State>(std::move(next))), std::memory_order_release);
+    }
+    const State* keep(std::shared_ptr<const State> state) {
+      all.push_back(std::move(state));
+      return all.back().get();
+    }
+    std::mutex mutex;
+    std::vector<std::shared_ptr<const State>> all;
+    std::atomic<const State*> current;
+  };
+
   RouteFn route_;
   std::function<void(const void*)> update_;
 };

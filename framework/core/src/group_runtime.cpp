@@ -31,22 +31,27 @@ bool GroupRuntime::default_is_broadcast(const Envelope& envelope) {
   return envelope.vtable().is_system && !envelope.is<ValidateConfig>();
 }
 
-Result<GroupRuntime::SystemConfig, std::string> GroupRuntime::decode_system_config(const AnyConfig& config) {
+Result<GroupRuntime::SystemConfig, ConfigError> GroupRuntime::decode_system_config(const AnyConfig& config) {
   SystemConfig out;
   out.mailbox_capacity = config.mailbox_capacity();
   auto restart = decode_restart_policy(config);
   if (!restart) return Err{std::move(restart).error()};
   out.restart_policy = *restart;
   auto dumping = config.section("system.dumping").decode<DumpingConfig>();
-  if (!dumping) return Err{"system.dumping: " + std::move(dumping).error()};
+  if (!dumping) return Err{dumping.error().nested("system.dumping", "system.dumping: " + dumping.error().message())};
   out.dumping = *dumping;
   auto telemetry = config.section("system.telemetry").decode<TelemetryConfig>();
-  if (!telemetry) return Err{"system.telemetry: " + std::move(telemetry).error()};
+  if (!telemetry) {
+    return Err{telemetry.error().nested("system.telemetry", "system.telemetry: " + telemetry.error().message())};
+  }
   out.telemetry = *telemetry;
   auto logging = config.section("system.logging").decode<LoggingConfig>();
-  if (!logging) return Err{"system.logging: " + std::move(logging).error()};
+  if (!logging) return Err{logging.error().nested("system.logging", "system.logging: " + logging.error().message())};
   auto level = parse_log_level(logging->max_level);
-  if (!level) return Err{"system.logging.max_level: " + std::move(level).error()};
+  if (!level) {
+    return Err{
+        level.error().nested("system.logging.max_level", "system.logging.max_level: " + level.error().message())};
+  }
   out.log_level = *level;
   out.log_rate_per_level = logging->max_rate_per_level;
   return out;
@@ -195,10 +200,8 @@ void GroupRuntime::publish_status(const ActorCell& cell, const ActorStatus& stat
 void GroupRuntime::check_runtime_keys(const AnyConfig& config, ConfigReport& report) const {
   auto decoded = decode_system_config(config);
   if (decoded) return;
-  // The error starts with the key path ("system.restart_policy.when: ..."): locate that key.
-  const std::string& error = decoded.error();
-  const std::string path = error.substr(0, error.find(':'));
-  report.errors.push_back(fmt::format("{}{} {}", config.where(path), scope(), error));
+  const ConfigError& error = decoded.error();
+  report.errors.push_back(fmt::format("{}{} {}", config.where(error.key_path()), scope(), error.message()));
 }
 
 AnyConfig GroupRuntime::applied_config() const {

@@ -128,18 +128,21 @@ void SystemCore::enable_telemetry() {
   for (const auto& g : groups_) g->telemetry().attach(metrics_.get(), g.get());
   g_stamp_sends.store(true, std::memory_order_release);  // waiting times need send times
 }
-Result<void, std::string> SystemCore::advance_time(std::chrono::nanoseconds by,
-                                                   std::chrono::milliseconds settle_timeout) {
+Result<void, TimeError> SystemCore::advance_time(std::chrono::nanoseconds by,
+                                                 std::chrono::milliseconds settle_timeout) {
   if (!timers_.is_virtual()) {
-    return Err{std::string("advance_time: this system runs in real time (StartOptions::virtual_time is off)")};
+    return Err{TimeError(TimeError::RealTime,
+                         "advance_time: this system runs in real time (StartOptions::virtual_time is off)")};
   }
-  if (by.count() < 0) return Err{std::string("advance_time: time cannot go backwards")};
-  auto settle = [&]() -> Result<void, std::string> {
+  if (by.count() < 0) return Err{TimeError(TimeError::Backwards, "advance_time: time cannot go backwards")};
+  auto settle = [&]() -> Result<void, TimeError> {
     if (scheduler_.wait_quiescent(std::chrono::steady_clock::now() + settle_timeout)) return {};
-    return Err{fmt::format(
-        "advance_time: the system did not settle within {} ms of real time ({} actor(s) still queued or running; "
-        "an actor that never waits?)",
-        settle_timeout.count(), scheduler_.in_flight())};
+    return Err{TimeError(
+        TimeError::NotSettled,
+        fmt::format(
+            "advance_time: the system did not settle within {} ms of real time ({} actor(s) still queued or running; "
+            "an actor that never waits?)",
+            settle_timeout.count(), scheduler_.in_flight()))};
   };
   if (auto settled = settle(); !settled) return settled;
   return timers_.advance_to(timers_.now() + std::chrono::duration_cast<TimerService::Clock::duration>(by), settle);

@@ -62,8 +62,8 @@ class SystemCore {
   /// Virtual time only: moves time forward by `by`, firing due timers in order and waiting (up to
   /// `settle_timeout` of real time each) for the system to be quiescent before the first timer and
   /// after each instant's timers. One caller at a time.
-  [[nodiscard]] Result<void, std::string> advance_time(std::chrono::nanoseconds by,
-                                                       std::chrono::milliseconds settle_timeout);
+  [[nodiscard]] Result<void, TimeError> advance_time(std::chrono::nanoseconds by,
+                                                     std::chrono::milliseconds settle_timeout);
 
   void add_group(std::unique_ptr<GroupRuntime> group) { groups_.push_back(std::move(group)); }
   /// Turns dumping on for every group (the topology has `system.dumpers`). Before the start.

@@ -409,7 +409,7 @@ void Connection::on_message(const MessageFrame& frame) {
 
   auto decoded = AnyMessage::decode_envelope(frame.protocol, frame.name, frame.payload, Addr{frame.sender},
                                              TraceId{frame.trace_id});
-  if (!decoded) return skip(decoded.error());
+  if (!decoded) return skip(decoded.error().message());
   Envelope envelope = std::move(decoded).value();
   const auto& vtable = envelope.vtable();
   Addr to;

@@ -56,14 +56,14 @@ Proxy proxy(Blueprint subject, std::string config_toml, ProxyOptions options) {
   subject_group.route_all_to(testers);
 
   auto section = AnyConfig::from_toml(config_toml, "<proxy config>");
-  if (!section) throw ProxyError(section.error());
+  if (!section) throw ProxyError(section.error().message());
   StartOptions start;
   start.node_no = options.node_no;
   start.workers = options.workers;
   start.config = section->nested_under(kSubject);
   start.virtual_time = options.virtual_time;
   auto system = System::start(std::move(topology), std::move(start));
-  if (!system) throw ProxyError(system.error());
+  if (!system) throw ProxyError(system.error().message());
 
   return Proxy{std::make_shared<Proxy::Shared>(std::move(*system), options)};
 }
@@ -80,7 +80,7 @@ Proxy proxy(Topology topology, std::string_view subject, StartOptions start, Pro
   if (start.workers == 0) start.workers = options.workers;
   start.virtual_time = start.virtual_time || options.virtual_time;
   auto system = System::start(std::move(topology), std::move(start));
-  if (!system) throw ProxyError(system.error());
+  if (!system) throw ProxyError(system.error().message());
   return Proxy{std::make_shared<Proxy::Shared>(std::move(*system), options, subject)};
 }
 

@@ -35,7 +35,7 @@ Outcome<Key> route_tick(const Envelope& e) {
   return Outcome<Key>::Default();
 }
 
-Result<System, std::string> start_counters() {
+Result<System, StartError> start_counters() {
   Topology topology;
   topology.local("counters").mount(ActorGroup().router(MapRouter<Key>{route_tick}).exec(count_ticks));
   StartOptions options;

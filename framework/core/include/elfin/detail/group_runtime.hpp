@@ -78,7 +78,7 @@ class GroupRuntime {
   /// Outcome says. Any thread.
   virtual void resolve(const Envelope& envelope, Targets& out) = 0;
   /// Decodes and stores a new config; actors pick it up on their next `recv` of UpdateConfig.
-  [[nodiscard]] virtual Result<void, std::string> apply_config(const AnyConfig& config) = 0;
+  [[nodiscard]] virtual Result<void, ConfigError> apply_config(const AnyConfig& config) = 0;
   /// Checks a config without applying it: values that do not fit the group's config type or the
   /// `system` table are errors, unknown keys warnings. Any thread.
   [[nodiscard]] virtual ConfigReport check_config(const AnyConfig& config) const = 0;
@@ -152,7 +152,7 @@ class GroupRuntime {
     LogLevel log_level = LogLevel::Info;
     std::uint64_t log_rate_per_level = LoggingConfig{}.max_rate_per_level;
   };
-  [[nodiscard]] static Result<SystemConfig, std::string> decode_system_config(const AnyConfig& config);
+  [[nodiscard]] static Result<SystemConfig, ConfigError> decode_system_config(const AnyConfig& config);
   void apply_system_config(const SystemConfig& config);
   /// Abandons the actors waiting for a restart (termination). Any thread.
   void abandon_restarts();

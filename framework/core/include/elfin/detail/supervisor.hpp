@@ -69,7 +69,7 @@ class Supervisor final : public GroupRuntime {
     }
   }
 
-  Result<void, std::string> apply_config(const AnyConfig& config) override {
+  Result<void, ConfigError> apply_config(const AnyConfig& config) override {
     auto decoded = config.decode<C>();
     if (!decoded) return Err{std::move(decoded).error()};
     auto system_config = decode_system_config(config);

@@ -98,7 +98,7 @@ Result<Envelope, MessageDecodeError> AnyMessage::decode_envelope(std::string_vie
     block->sender = sender;
     block->trace_id = trace_id;
     block->sent_at = detail::send_stamp();
-    return Envelope{block};
+    return detail::EnvelopeAccess::adopt(block);
   });
 }
 
@@ -114,7 +114,7 @@ Envelope AnyMessage::into_envelope(Addr sender, TraceId trace_id) && {
   block->sender = sender;
   block->trace_id = trace_id;
   block->sent_at = detail::send_stamp();
-  return Envelope{block};
+  return detail::EnvelopeAccess::adopt(block);
 }
 
 std::string encode_message(const MessageVTable& vtable, const void* message) {

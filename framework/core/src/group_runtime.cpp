@@ -5,9 +5,9 @@
 #include <algorithm>
 
 #include <elfin/detail/actor_cell.hpp>
-#include <elfin/detail/mailbox.hpp>
 #include <elfin/detail/send_op.hpp>
 #include <elfin/duration.hpp>
+#include <elfin/internal/mailbox.hpp>
 #include <elfin/messages.hpp>
 
 #include "restart_policy_config.hpp"

@@ -9,8 +9,8 @@
 #include <cstdio>
 
 #include <elfin/detail/actor_cell.hpp>
-#include <elfin/detail/current_actor.hpp>
 #include <elfin/detail/group_runtime.hpp>
+#include "current_actor.hpp"
 
 #include "system_core.hpp"
 

@@ -11,6 +11,7 @@
 #include <asio/signal_set.hpp>
 
 #include <elfin/config.hpp>
+#include <elfin/internal/dump_storage.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/system_config.hpp>
 

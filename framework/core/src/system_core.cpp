@@ -8,7 +8,8 @@
 
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/send_op.hpp>
-#include <elfin/detail/thread_name.hpp>
+#include <elfin/internal/dump_storage.hpp>
+#include <elfin/internal/thread_name.hpp>
 #include <elfin/messages.hpp>
 
 #include "runtime_log.hpp"

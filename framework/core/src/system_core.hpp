@@ -27,15 +27,17 @@
 #include <vector>
 
 #include <elfin/detail/group_runtime.hpp>
-#include <elfin/detail/metrics_storage.hpp>
-#include <elfin/detail/system_hooks.hpp>
 #include <elfin/detail/targets.hpp>
 #include <elfin/detail/timer_service.hpp>
 #include <elfin/dumping.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
+#include <elfin/internal/dump_storage.hpp>
+#include <elfin/internal/mailbox.hpp>
+#include <elfin/internal/system_hooks.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/system.hpp>
+#include "metrics_storage.hpp"
 
 #include "address_book.hpp"
 #include "memory_tracker.hpp"

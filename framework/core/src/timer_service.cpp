@@ -1,5 +1,5 @@
-#include <elfin/detail/thread_name.hpp>
 #include <elfin/detail/timer_service.hpp>
+#include <elfin/internal/thread_name.hpp>
 
 #include <vector>
 

@@ -37,7 +37,7 @@
 #include <asio/ip/tcp.hpp>
 #include <asio/steady_timer.hpp>
 
-#include <elfin/detail/system_hooks.hpp>
+#include <elfin/internal/system_hooks.hpp>
 #include <elfin/network/network.hpp>
 #include <elfin/result.hpp>
 

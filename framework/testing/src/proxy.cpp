@@ -142,8 +142,8 @@ Envelope Proxy::recv() {
   wait(
       [&] {
         auto r = cell_->take_next(envelope);
-        closed = r == detail::Mailbox::PopResult::Closed;
-        return r != detail::Mailbox::PopResult::Empty;
+        closed = r == detail::PopResult::Closed;
+        return r != detail::PopResult::Empty;
       },
       "recv");
   if (closed) throw ProxyError("proxy.recv: the proxy's mailbox is closed");
@@ -152,7 +152,7 @@ Envelope Proxy::recv() {
 
 std::optional<Envelope> Proxy::try_recv() {
   Envelope envelope;
-  if (cell_->take_next(envelope) == detail::Mailbox::PopResult::Item) return envelope;
+  if (cell_->take_next(envelope) == detail::PopResult::Item) return envelope;
   return std::nullopt;
 }
 

@@ -211,7 +211,7 @@ TEST_CASE("an envelope carries its message, sender, trace id and kind", "[core][
   CHECK(envelope.protocol() == "test");
   CHECK(envelope.name() == "Keyed");
 
-  Envelope shared = envelope.share();  // another handle to the same immutable message
+  Envelope shared = detail::EnvelopeAccess::share(envelope);  // another handle to the same immutable message
   CHECK(shared.get<Keyed>() == envelope.get<Keyed>());
   CHECK(AnyMessage::from(shared).get<Keyed>()->keys == std::vector<std::uint64_t>{6});
 }

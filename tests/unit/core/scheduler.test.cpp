@@ -10,8 +10,8 @@
 #include <catch2/catch.hpp>
 
 #include <elfin/detail/send_op.hpp>
-#include <elfin/detail/system_hooks.hpp>
 #include <elfin/elfin.hpp>
+#include <elfin/internal/system_hooks.hpp>
 
 #include "test_protocol.hpp"
 #include "test_support.hpp"

@@ -10,6 +10,7 @@
 
 #include <elfin/detail/supervisor.hpp>
 #include <elfin/elfin.hpp>
+#include <elfin/internal/mailbox.hpp>
 #include <elfin/testing/proxy.hpp>
 
 #include "test_protocol.hpp"

@@ -16,6 +16,23 @@
 
 namespace elfin::detail {
 
+namespace {
+
+/// The end of an actor's input, written once for every way an actor stops for good (it finished,
+/// it was forgotten while waiting for a restart, or termination gave up on it at shutdown): refuse
+/// new messages, make the cell Dead so a notify is a no-op, drop what is still queued (a request
+/// among it fails: its recipient finished before handling it), then the actor's sources (timers
+/// cancelled, signals unsubscribed) and its coroutine frame, while every cell is still alive.
+void close_for_good(ActorCell& cell) {
+  cell.mailbox().close();
+  cell.sched_.store(SchedState::Dead, std::memory_order_release);
+  std::ignore = cell.mailbox().drain();
+  cell.sources().clear();
+  cell.task_ = {};
+}
+
+}  // namespace
+
 SystemCore::SystemCore(StartOptions options)
     : options_(std::move(options)),
       scheduler_(options_.workers, options_.virtual_time),
@@ -37,13 +54,7 @@ SystemCore::~SystemCore() {
   scheduler_.stop();
   // Actors that never finished (termination gave up on them) still own coroutine frames and
   // mailboxes that may hold wakers of each other; destroy them while every cell is still alive.
-  for (const auto& cell : book_.snapshot()) {
-    cell->sched_.store(SchedState::Dead, std::memory_order_release);
-    cell->mailbox().close();
-    std::ignore = cell->mailbox().drain();
-    cell->sources().clear();
-    cell->task_ = {};
-  }
+  for (const auto& cell : book_.snapshot()) close_for_good(*cell);
 }
 
 std::shared_ptr<void> SystemCore::extension(std::string_view name, const std::function<std::shared_ptr<void>()>& make) {
@@ -359,10 +370,7 @@ void start_actor(ActorCell& cell) {
 }
 
 void forget_actor(ActorCell& cell) {
-  // Refuse new messages first, then fail the requests nobody will handle now.
-  cell.mailbox().close();
-  cell.sched_.store(SchedState::Dead, std::memory_order_release);
-  std::ignore = cell.mailbox().drain();
+  close_for_good(cell);
   unregister_actor(cell.group().system(), cell);
 }
 
@@ -398,11 +406,7 @@ void finish_actor(ActorCell& cell) {
     forget_actor(cell);  // the group began terminating meanwhile
     return;
   }
-  cell.mailbox().close();
-  cell.sched_.store(SchedState::Dead, std::memory_order_release);
-  std::ignore = cell.mailbox().drain();
-  cell.sources().clear();  // sources die with the actor: timers cancelled, signals unsubscribed
-  cell.task_ = {};
+  close_for_good(cell);
   cell.set_status(std::move(final_status));
   if (auto& telemetry = group.telemetry(); telemetry.active()) telemetry.on_status(cell, cell.status().kind(), {});
   unregister_actor(group.system(), cell);

@@ -41,6 +41,7 @@
 #include <elfin/dumper/dump_file_writer.hpp>
 #include <elfin/dumper/dumper.hpp>
 #include <elfin/elfin.hpp>
+#include <elfin/internal/dump_storage.hpp>
 #include <elfin/telemeter/telemeter.hpp>
 
 #include "bench_common.hpp"

@@ -74,7 +74,7 @@ Task<ReloadReport> reload(Context<> ctx, bool force) {
   }
   auto document = AnyConfig::from_file(path);
   if (!document) {
-    report.reason = std::move(document).error();
+    report.reason = document.error().message();
     co_return report;
   }
 

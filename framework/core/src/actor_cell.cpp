@@ -3,27 +3,38 @@
 #include <cassert>
 #include <exception>
 
-#include <elfin/detail/current_actor.hpp>
 #include <elfin/detail/group_dumping.hpp>
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/group_telemetry.hpp>
 #include <elfin/detail/request_state.hpp>
 #include <elfin/detail/response_dumping.hpp>
+#include <elfin/internal/mailbox.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/request.hpp>
+#include "current_actor.hpp"
 
 #include "system_core.hpp"
 
 namespace elfin::detail {
 
-ActorCell::ActorCell(GroupRuntime& group, bool external) : group_(&group), external_(external) {}
+static_assert(sizeof(Mailbox) == ActorCell::kMailboxSize && alignof(Mailbox) == ActorCell::kMailboxAlign,
+              "ActorCell reserves room for exactly one Mailbox: update kMailboxSize and kMailboxAlign");
+
+ActorCell::ActorCell(GroupRuntime& group, bool external) : group_(&group), external_(external) {
+  new (mailbox_) Mailbox();
+}
 
 ActorCell::~ActorCell() {
   // The frame may hold envelopes and tokens whose destructors look at this cell; end it first.
   sources_.clear();
   task_ = {};
   settle_abandoned(RequestError::Ignored);
+  mailbox().~Mailbox();
 }
+
+bool ActorCell::close_mailbox() { return mailbox().close(); }
+
+void ActorCell::set_mailbox_capacity(std::size_t capacity) { mailbox().set_capacity(capacity); }
 
 const std::shared_ptr<const std::string>& ActorCell::key_for_dumps() {
   if (!dump_key_made_) {
@@ -121,7 +132,7 @@ void abandon_answer(std::shared_ptr<RequestStateBase> state, RequestError error)
   state->fail(std::move(error));
 }
 
-Mailbox::PopResult ActorCell::take_next(Envelope& out) {
+PopResult ActorCell::take_next(Envelope& out) {
   // Asking for the next message means the actor survived whatever unwound before.
   if (!abandoned_.empty()) settle_abandoned(RequestError::Ignored);
   if (!seen_recv_) {
@@ -130,10 +141,10 @@ Mailbox::PopResult ActorCell::take_next(Envelope& out) {
   }
   // Every message handed to the actor, from the mailbox or a source, is observed the same way.
   auto received = [&] {
-    out.mark_received();
+    EnvelopeAccess::mark_received(out);
     trace_id_ = out.trace_id();
     if (auto& telemetry = group_->telemetry(); telemetry.active()) {
-      telemetry.on_receive(*this, &out.vtable(), out.block()->sent_at);
+      telemetry.on_receive(*this, &out.vtable(), EnvelopeAccess::block(out)->sent_at);
     }
     if (auto& dumps = group_->dumping(); dumps.active()) dumps.record(*this, dumping::Direction::In, out);
   };
@@ -144,16 +155,16 @@ Mailbox::PopResult ActorCell::take_next(Envelope& out) {
     return true;
   };
   for (;;) {
-    if (sources_first_ && from_source()) return Mailbox::PopResult::Item;
-    const Mailbox::PopResult result = mailbox_.pop(out);
-    if (result == Mailbox::PopResult::Closed) {
+    if (sources_first_ && from_source()) return PopResult::Item;
+    const PopResult result = mailbox().pop(out);
+    if (result == PopResult::Closed) {
       end_handling();
       if (!status_.is_finished() && status_.kind() != ActorStatusKind::Terminating)
         set_status(ActorStatus::TERMINATING);
       return result;
     }
-    if (result == Mailbox::PopResult::Empty) {
-      if (!sources_first_ && from_source()) return Mailbox::PopResult::Item;
+    if (result == PopResult::Empty) {
+      if (!sources_first_ && from_source()) return PopResult::Item;
       end_handling();
       return result;
     }
@@ -168,13 +179,13 @@ Mailbox::PopResult ActorCell::take_next(Envelope& out) {
     }
     if (out.is<UpdateConfig>()) {
       config_ = group_->current_config();
-      out = Envelope::make_unqueued(ConfigUpdated{}, out.sender(), out.trace_id());
-      out.mark_received();
+      out = EnvelopeAccess::make_unqueued(ConfigUpdated{}, out.sender(), out.trace_id());
+      EnvelopeAccess::mark_received(out);
       return result;
     }
     if (const auto* terminate = out.get<Terminate>()) {
       if (terminate->force_close || !group_->traits().termination.is_manual()) {
-        mailbox_.close();
+        mailbox().close();
         continue;
       }
       set_status(ActorStatus::TERMINATING);  // TerminationPolicy::manually: the actor decides when

@@ -43,10 +43,16 @@ bool reference_input(msgpack::type::object_type /*type*/, std::size_t /*size*/, 
 // result from it. The object lives in this thread's zone, reset after every decode: a fresh zone
 // per message costs an 8 KiB allocation, most of what decoding a small message costs.
 template <class T, class Convert>
-Result<T, std::string> decode_with(std::string_view protocol, std::string_view name, std::string_view bytes,
-                                   Convert&& convert) {
+Result<T, MessageDecodeError> decode_with(std::string_view protocol, std::string_view name, std::string_view bytes,
+                                          Convert&& convert) {
   const MessageVTable* vtable = MessageRegistry::instance().find(protocol, name);
-  if (vtable == nullptr) return Err{fmt::format("unknown message `{}.{}`: no such type is registered", protocol, name)};
+  auto error = [&](MessageDecodeError::Kind kind, std::string text) {
+    return Err{MessageDecodeError(kind, std::string(protocol), std::string(name), std::move(text))};
+  };
+  if (vtable == nullptr) {
+    return error(MessageDecodeError::UnknownMessage,
+                 fmt::format("unknown message `{}.{}`: no such type is registered", protocol, name));
+  }
   thread_local msgpack::zone zone;
   struct Reset {
     msgpack::zone& zone;
@@ -63,35 +69,36 @@ Result<T, std::string> decode_with(std::string_view protocol, std::string_view n
     std::size_t offset = 0;
     object = msgpack::unpack(zone, bytes.data(), bytes.size(), offset, reference_input, nullptr, limit);
   } catch (const std::exception& e) {
-    return Err{
-        fmt::format("cannot decode {}.{}: malformed msgpack ({} bytes): {}", protocol, name, bytes.size(), e.what())};
+    return error(MessageDecodeError::Malformed, fmt::format("cannot decode {}.{}: malformed msgpack ({} bytes): {}",
+                                                            protocol, name, bytes.size(), e.what()));
   }
   try {
     return convert(*vtable, object);
   } catch (const DecodeError& e) {  // the evolution rules: a missing field, a value that does not fit
-    return Err{fmt::format("cannot decode {}.{}: {}", protocol, name, e.what())};
+    return error(MessageDecodeError::Mismatch, fmt::format("cannot decode {}.{}: {}", protocol, name, e.what()));
   } catch (const std::exception& e) {  // a part or adaptor outside the rules (msgpack-c's own errors)
-    return Err{fmt::format("cannot decode {}.{}: {}", protocol, name, e.what())};
+    return error(MessageDecodeError::Mismatch, fmt::format("cannot decode {}.{}: {}", protocol, name, e.what()));
   }
 }
 
 }  // namespace
 
-Result<AnyMessage, std::string> AnyMessage::decode(std::string_view protocol, std::string_view name,
-                                                   std::string_view bytes) {
+Result<AnyMessage, MessageDecodeError> AnyMessage::decode(std::string_view protocol, std::string_view name,
+                                                          std::string_view bytes) {
   return decode_with<AnyMessage>(protocol, name, bytes, [](const MessageVTable& vtable, const msgpack::object& object) {
     return AnyMessage{&vtable, vtable.unpack(object)};
   });
 }
 
-Result<Envelope, std::string> AnyMessage::decode_envelope(std::string_view protocol, std::string_view name,
-                                                          std::string_view bytes, Addr sender, TraceId trace_id) {
+Result<Envelope, MessageDecodeError> AnyMessage::decode_envelope(std::string_view protocol, std::string_view name,
+                                                                 std::string_view bytes, Addr sender,
+                                                                 TraceId trace_id) {
   return decode_with<Envelope>(protocol, name, bytes, [&](const MessageVTable& vtable, const msgpack::object& object) {
     detail::EnvelopeBlock* block = vtable.unpack_block(object);
     block->sender = sender;
     block->trace_id = trace_id;
     block->sent_at = detail::send_stamp();
-    return Envelope{block};
+    return detail::EnvelopeAccess::adopt(block);
   });
 }
 
@@ -107,7 +114,7 @@ Envelope AnyMessage::into_envelope(Addr sender, TraceId trace_id) && {
   block->sender = sender;
   block->trace_id = trace_id;
   block->sent_at = detail::send_stamp();
-  return Envelope{block};
+  return detail::EnvelopeAccess::adopt(block);
 }
 
 std::string encode_message(const MessageVTable& vtable, const void* message) {

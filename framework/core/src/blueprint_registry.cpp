@@ -4,9 +4,12 @@
 
 namespace elfin {
 
-Result<void, std::string> BlueprintRegistry::add(std::string name, Blueprint blueprint, std::string description) {
-  if (name.empty()) return Err{std::string("a blueprint needs a name")};
-  if (items_.contains(name)) return Err{fmt::format("a blueprint named `{}` is already registered", name)};
+Result<void, TopologyError> BlueprintRegistry::add(std::string name, Blueprint blueprint, std::string description) {
+  if (name.empty()) return Err{TopologyError(TopologyError::BlueprintName, "a blueprint needs a name")};
+  if (items_.contains(name)) {
+    return Err{
+        TopologyError(TopologyError::BlueprintName, fmt::format("a blueprint named `{}` is already registered", name))};
+  }
   items_.emplace(std::move(name), Item{std::move(blueprint), std::move(description)});
   return {};
 }

@@ -171,7 +171,29 @@ void report_config_issues(const AnyConfig& config, const ConfigIssues& issues, s
   }
 }
 
+std::optional<ConfigError> config_error_of(const AnyConfig& config, const ConfigIssues& issues,
+                                           const ConfigReport& report) {
+  if (report.ok()) return std::nullopt;
+  std::string text = report.errors.front();
+  for (std::size_t i = 1; i < report.errors.size(); ++i) text += "; " + report.errors[i];
+  ConfigError error(ConfigError::Invalid, std::move(text));
+  for (const auto& issue : issues) {
+    if (!issue.error) continue;
+    error.key(issue.path);
+    if (const ConfigLocation* at = config.location(issue.path)) error.at(at->source, at->line);
+    break;
+  }
+  return error;
+}
+
 }  // namespace detail
+
+ConfigError ConfigError::nested(std::string_view prefix, std::string text) const {
+  ConfigError out = *this;
+  out.message_ = std::move(text);
+  out.key_path_ = key_path_.empty() ? std::string(prefix) : detail::join_config_path(prefix, key_path_);
+  return out;
+}
 
 void ConfigReport::append(ConfigReport other) {
   for (auto& e : other.errors) errors.push_back(std::move(e));
@@ -180,7 +202,7 @@ void ConfigReport::append(ConfigReport other) {
 
 AnyConfig::AnyConfig() : bytes_(std::make_shared<const std::string>(empty_map())) {}
 
-Result<AnyConfig, std::string> AnyConfig::from_toml(std::string_view toml_text, std::string_view source) {
+Result<AnyConfig, ConfigError> AnyConfig::from_toml(std::string_view toml_text, std::string_view source) {
   try {
     toml::table table = toml::parse(toml_text, source);
     msgpack::sbuffer buffer;
@@ -189,16 +211,21 @@ Result<AnyConfig, std::string> AnyConfig::from_toml(std::string_view toml_text, 
     pack_table(table, "", source, packer, *locations);
     return AnyConfig{std::make_shared<const std::string>(buffer.data(), buffer.size()), std::move(locations)};
   } catch (const toml::parse_error& e) {
-    return Err{fmt::format("{}:{}:{}: invalid TOML: {}", source, e.source().begin.line, e.source().begin.column,
-                           e.description())};
+    const auto line = static_cast<std::uint32_t>(e.source().begin.line);
+    const auto column = static_cast<std::uint32_t>(e.source().begin.column);
+    return Err{ConfigError(ConfigError::Syntax,
+                           fmt::format("{}:{}:{}: invalid TOML: {}", source, line, column, e.description()))
+                   .at(std::string(source), line, column)};
   }
 }
 
-Result<AnyConfig, std::string> AnyConfig::from_file(const std::string& path) {
+Result<AnyConfig, ConfigError> AnyConfig::from_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return Err{fmt::format("{}: cannot read the config file: {}", path,
-                           std::error_code(errno, std::generic_category()).message())};
+    return Err{
+        ConfigError(ConfigError::Unreadable, fmt::format("{}: cannot read the config file: {}", path,
+                                                         std::error_code(errno, std::generic_category()).message()))
+            .at(path, 0)};
   }
   std::ostringstream text;
   text << in.rdbuf();

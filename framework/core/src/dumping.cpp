@@ -8,12 +8,13 @@
 
 #include <elfin/any_message.hpp>
 #include <elfin/detail/actor_cell.hpp>
-#include <elfin/detail/current_actor.hpp>
 #include <elfin/detail/group_dumping.hpp>
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/response_dumping.hpp>
 #include <elfin/detail/telemetry_clock.hpp>
+#include <elfin/internal/dump_storage.hpp>
 #include <elfin/request.hpp>
+#include "current_actor.hpp"
 
 namespace elfin {
 
@@ -329,9 +330,9 @@ void GroupDumping::record(ActorCell& cell, dumping::Direction direction, const E
       vtable.copy_for_dump(envelope.data(), dump.copied.data());
       dump.body_copied = true;
     } else {
-      dump.message = envelope.share();
+      dump.message = EnvelopeAccess::share(envelope);
     }
-    if (const auto& request = envelope.block()->request) dump.correlation_id = request->correlation_id();
+    if (const auto& request = EnvelopeAccess::block(envelope)->request) dump.correlation_id = request->correlation_id();
   });
 }
 

@@ -75,9 +75,11 @@ std::optional<double> factor_of(const std::array<Unit, N>& units, std::string_vi
 
 }  // namespace
 
-Result<std::chrono::nanoseconds, std::string> parse_duration(std::string_view text) {
+Result<std::chrono::nanoseconds, ConfigError> parse_duration(std::string_view text) {
   auto bad = [&](std::string_view why) {
-    return Err{fmt::format("invalid duration \"{}\": {} (write e.g. \"500ms\", \"5s\", \"1m 30s\")", text, why)};
+    return Err{ConfigError(ConfigError::Invalid, fmt::format("invalid duration \"{}\": {} (write e.g. \"500ms\", "
+                                                             "\"5s\", \"1m 30s\")",
+                                                             text, why))};
   };
   std::string_view rest = text;
   while (!rest.empty() && is_space(rest.front())) rest.remove_prefix(1);
@@ -118,9 +120,10 @@ std::string format_duration(std::chrono::nanoseconds d) {
   return out;
 }
 
-Result<ByteSize, std::string> parse_size(std::string_view text) {
+Result<ByteSize, ConfigError> parse_size(std::string_view text) {
   auto bad = [&](std::string_view why) {
-    return Err{fmt::format("invalid size \"{}\": {} (write e.g. 4096, \"64KiB\", \"1MB\")", text, why)};
+    return Err{ConfigError(ConfigError::Invalid,
+                           fmt::format("invalid size \"{}\": {} (write e.g. 4096, \"64KiB\", \"1MB\")", text, why))};
   };
   std::string_view rest = text;
   while (!rest.empty() && is_space(rest.front())) rest.remove_prefix(1);

@@ -5,9 +5,9 @@
 #include <algorithm>
 
 #include <elfin/detail/actor_cell.hpp>
-#include <elfin/detail/mailbox.hpp>
 #include <elfin/detail/send_op.hpp>
 #include <elfin/duration.hpp>
+#include <elfin/internal/mailbox.hpp>
 #include <elfin/messages.hpp>
 
 #include "restart_policy_config.hpp"
@@ -31,22 +31,27 @@ bool GroupRuntime::default_is_broadcast(const Envelope& envelope) {
   return envelope.vtable().is_system && !envelope.is<ValidateConfig>();
 }
 
-Result<GroupRuntime::SystemConfig, std::string> GroupRuntime::decode_system_config(const AnyConfig& config) {
+Result<GroupRuntime::SystemConfig, ConfigError> GroupRuntime::decode_system_config(const AnyConfig& config) {
   SystemConfig out;
   out.mailbox_capacity = config.mailbox_capacity();
   auto restart = decode_restart_policy(config);
   if (!restart) return Err{std::move(restart).error()};
   out.restart_policy = *restart;
   auto dumping = config.section("system.dumping").decode<DumpingConfig>();
-  if (!dumping) return Err{"system.dumping: " + std::move(dumping).error()};
+  if (!dumping) return Err{dumping.error().nested("system.dumping", "system.dumping: " + dumping.error().message())};
   out.dumping = *dumping;
   auto telemetry = config.section("system.telemetry").decode<TelemetryConfig>();
-  if (!telemetry) return Err{"system.telemetry: " + std::move(telemetry).error()};
+  if (!telemetry) {
+    return Err{telemetry.error().nested("system.telemetry", "system.telemetry: " + telemetry.error().message())};
+  }
   out.telemetry = *telemetry;
   auto logging = config.section("system.logging").decode<LoggingConfig>();
-  if (!logging) return Err{"system.logging: " + std::move(logging).error()};
+  if (!logging) return Err{logging.error().nested("system.logging", "system.logging: " + logging.error().message())};
   auto level = parse_log_level(logging->max_level);
-  if (!level) return Err{"system.logging.max_level: " + std::move(level).error()};
+  if (!level) {
+    return Err{
+        level.error().nested("system.logging.max_level", "system.logging.max_level: " + level.error().message())};
+  }
   out.log_level = *level;
   out.log_rate_per_level = logging->max_rate_per_level;
   return out;
@@ -143,62 +148,22 @@ void GroupRuntime::abandon_restarts() {
   }
 }
 
-// --- status subscriptions -----------------------------------------------------------------------
-
-namespace {
-void send_report(SystemCore& system, Addr from, Addr to, const ActorCell& cell, const ActorStatus& status,
-                 bool& delivered) {
-  ActorMeta meta = cell.meta();
-  ActorStatusReport report{std::move(meta.group), std::move(meta.key), cell.addr().raw(), status.kind(),
-                           status.details()};
-  SendOp op{system, to, Envelope::make(std::move(report), from, TraceId::generate()), SendMode::Unbounded};
-  std::ignore = op.run(nullptr);
-  delivered = op.result().ok();
-}
-}  // namespace
+// --- status subscriptions (status_subscriptions.cpp) --------------------------------------------
 
 void GroupRuntime::subscribe_statuses(Addr subscriber) {
-  // Reports go to an actor; a group address could route a report back into this group while its
-  // subscribers' lock is held.
-  if (subscriber.is_null() || subscriber.is_group()) return;
-  std::lock_guard lock(subscribers_mu_);
-  if (std::find(subscribers_.begin(), subscribers_.end(), subscriber) == subscribers_.end()) {
-    subscribers_.push_back(subscriber);
-  }
-  has_subscribers_.store(true, std::memory_order_seq_cst);
-  // The snapshot is read and sent under subscribers_mu_, which every change report takes too: a
-  // change that lands after our read is reported after our snapshot, never before it.
-  std::vector<std::pair<std::shared_ptr<ActorCell>, ActorStatus>> snapshot;
-  for_each_actor([&](ActorCell& cell) { snapshot.emplace_back(cell.shared_from_this(), cell.reported_status()); });
-  bool delivered = true;
-  for (const auto& [cell, status] : snapshot) {
-    if (delivered) send_report(*system_, addr_, subscriber, *cell, status, delivered);
-  }
-  if (!delivered) std::erase(subscribers_, subscriber);
+  status_subscriptions_.subscribe(*system_, addr_, subscriber,
+                                  [this](const std::function<void(ActorCell&)>& f) { for_each_actor(f); });
 }
 
 void GroupRuntime::publish_status(const ActorCell& cell, const ActorStatus& status) {
-  // No change is missed by a subscriber that arrives concurrently: the owner wrote the status
-  // (under the cell's lock) before this seq_cst load; the subscriber stores the flag (seq_cst) and
-  // then reads the status under the same lock. If this load sees false, it precedes the store in
-  // the seq_cst order, so the subscriber's locked read comes after our locked write and its
-  // snapshot already holds this status.
-  if (!has_subscribers_.load(std::memory_order_seq_cst)) return;
-  std::lock_guard lock(subscribers_mu_);
-  std::erase_if(subscribers_, [&](Addr to) {
-    bool delivered = true;
-    send_report(*system_, addr_, to, cell, status, delivered);
-    return !delivered;
-  });
+  status_subscriptions_.publish(*system_, addr_, cell, status);
 }
 
 void GroupRuntime::check_runtime_keys(const AnyConfig& config, ConfigReport& report) const {
   auto decoded = decode_system_config(config);
   if (decoded) return;
-  // The error starts with the key path ("system.restart_policy.when: ..."): locate that key.
-  const std::string& error = decoded.error();
-  const std::string path = error.substr(0, error.find(':'));
-  report.errors.push_back(fmt::format("{}{} {}", config.where(path), scope(), error));
+  const ConfigError& error = decoded.error();
+  report.errors.push_back(fmt::format("{}{} {}", config.where(error.key_path()), scope(), error.message()));
 }
 
 AnyConfig GroupRuntime::applied_config() const {

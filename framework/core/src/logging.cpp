@@ -9,8 +9,8 @@
 #include <cstdio>
 
 #include <elfin/detail/actor_cell.hpp>
-#include <elfin/detail/current_actor.hpp>
 #include <elfin/detail/group_runtime.hpp>
+#include "current_actor.hpp"
 
 #include "system_core.hpp"
 
@@ -32,7 +32,7 @@ std::uint64_t coarse_now_ns() {
 
 std::string_view to_string(LogLevel level) { return kNames[static_cast<std::size_t>(level)]; }
 
-Result<LogLevel, std::string> parse_log_level(std::string_view text) {
+Result<LogLevel, ConfigError> parse_log_level(std::string_view text) {
   for (std::size_t i = 0; i < kNames.size(); ++i) {
     bool same =
         text.size() == kNames[i].size() && std::equal(text.begin(), text.end(), kNames[i].begin(), [](char a, char b) {
@@ -40,7 +40,8 @@ Result<LogLevel, std::string> parse_log_level(std::string_view text) {
         });
     if (same) return static_cast<LogLevel>(i);
   }
-  return Err{fmt::format("unknown log level \"{}\" (expected Error, Warn, Info, Debug or Trace)", text)};
+  return Err{ConfigError(ConfigError::Invalid,
+                         fmt::format("unknown log level \"{}\" (expected Error, Warn, Info, Debug or Trace)", text))};
 }
 
 std::string format_timestamp(std::uint64_t unix_ns) {

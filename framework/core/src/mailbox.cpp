@@ -1,4 +1,4 @@
-#include <elfin/detail/mailbox.hpp>
+#include <elfin/internal/mailbox.hpp>
 
 #include <algorithm>
 #include <mutex>

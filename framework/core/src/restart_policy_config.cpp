@@ -15,7 +15,7 @@ std::string_view text_of(const msgpack::object& o) { return {o.via.str.ptr, o.vi
 std::chrono::nanoseconds duration_of(const msgpack::object& o) {
   if (o.type != msgpack::type::STR) throw std::invalid_argument{"expected a duration string such as \"5s\""};
   auto parsed = parse_duration(text_of(o));
-  if (!parsed) throw std::invalid_argument{parsed.error()};
+  if (!parsed) throw std::invalid_argument{parsed.error().message()};
   return *parsed;
 }
 
@@ -50,9 +50,14 @@ std::uint64_t count_of(const msgpack::object& o) {
   throw std::invalid_argument{"expected a non-negative integer such as 20"};
 }
 
+/// A problem with `system.restart_policy.<key>`, the key path relative to the group's section.
+ConfigError invalid(std::string_view key, std::string text) {
+  return ConfigError(ConfigError::Invalid, std::move(text)).key(fmt::format("system.restart_policy.{}", key));
+}
+
 }  // namespace
 
-Result<std::optional<RestartPolicy>, std::string> decode_restart_policy(const AnyConfig& group_section) {
+Result<std::optional<RestartPolicy>, ConfigError> decode_restart_policy(const AnyConfig& group_section) {
   using Decoded = std::optional<RestartPolicy>;
   const AnyConfig table = group_section.section("system.restart_policy");
   if (table.empty()) return Decoded{};
@@ -87,18 +92,22 @@ Result<std::optional<RestartPolicy>, std::string> decode_restart_policy(const An
             "unknown key (known: when, min_backoff, max_backoff, factor, max_retries, auto_reset)"};
       }
     } catch (const std::exception& e) {
-      return Err{fmt::format("system.restart_policy.{}: {}", key, e.what())};
+      return Err{invalid(key, fmt::format("system.restart_policy.{}: {}", key, e.what()))};
     }
   }
 
-  if (!when) return Err{std::string{"system.restart_policy.when: required (\"Always\", \"OnFailure\" or \"Never\")"}};
+  if (!when)
+    return Err{invalid("when", "system.restart_policy.when: required (\"Always\", \"OnFailure\" or \"Never\")")};
   if (*when == "Never") return Decoded{RestartPolicy::never()};
   if (*when != "Always" && *when != "OnFailure") {
-    return Err{
-        fmt::format("system.restart_policy.when: expected \"Always\", \"OnFailure\" or \"Never\", got \"{}\"", *when)};
+    return Err{invalid(
+        "when",
+        fmt::format("system.restart_policy.when: expected \"Always\", \"OnFailure\" or \"Never\", got \"{}\"", *when))};
   }
   for (auto [name, value] : {std::pair{"min_backoff", &min_backoff}, std::pair{"max_backoff", &max_backoff}}) {
-    if (!*value) return Err{fmt::format("system.restart_policy.{}: required when `when = \"{}\"`", name, *when)};
+    if (!*value) {
+      return Err{invalid(name, fmt::format("system.restart_policy.{}: required when `when = \"{}\"`", name, *when))};
+    }
   }
   RestartParams params{*min_backoff, *max_backoff};
   if (factor) params = params.factor(*factor);

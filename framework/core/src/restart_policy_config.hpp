@@ -14,12 +14,13 @@
 #include <string>
 
 #include <elfin/config.hpp>
+#include <elfin/config_error.hpp>
 #include <elfin/restart_policy.hpp>
 #include <elfin/result.hpp>
 
 namespace elfin::detail {
 
 /// The policy the group's config section sets, nullopt if it sets none; the error names the key.
-[[nodiscard]] Result<std::optional<RestartPolicy>, std::string> decode_restart_policy(const AnyConfig& group_section);
+[[nodiscard]] Result<std::optional<RestartPolicy>, ConfigError> decode_restart_policy(const AnyConfig& group_section);
 
 }  // namespace elfin::detail

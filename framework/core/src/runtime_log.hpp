@@ -9,7 +9,7 @@
 
 #include <elfin/actor_status.hpp>
 #include <elfin/detail/actor_cell.hpp>
-#include <elfin/detail/system_hooks.hpp>
+#include <elfin/internal/system_hooks.hpp>
 #include <elfin/logging.hpp>
 
 namespace elfin::detail {

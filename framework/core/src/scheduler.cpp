@@ -5,12 +5,12 @@
 #include <utility>
 
 #include <elfin/detail/actor_cell.hpp>
-#include <elfin/detail/current_actor.hpp>
 #include <elfin/detail/envelope_block.hpp>
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/group_series.hpp>
 #include <elfin/detail/telemetry_clock.hpp>
-#include <elfin/detail/thread_name.hpp>
+#include <elfin/internal/thread_name.hpp>
+#include "current_actor.hpp"
 
 #include "system_core.hpp"
 

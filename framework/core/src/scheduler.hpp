@@ -45,8 +45,8 @@
 #include <thread>
 #include <vector>
 
-#include <elfin/detail/ring_buffer.hpp>
 #include <elfin/detail/spin_lock.hpp>
+#include <elfin/internal/ring_buffer.hpp>
 
 namespace elfin::detail {
 

@@ -2,6 +2,7 @@
 
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/group_runtime.hpp>
+#include <elfin/internal/mailbox.hpp>
 #include <elfin/request.hpp>
 
 #include "system_core.hpp"
@@ -18,22 +19,22 @@ SendOp::SendOp(GroupRuntime& from, Envelope envelope, SendMode mode) : envelope_
 SendOp::SendOp(SystemCore& system, Addr to, Envelope envelope, SendMode mode)
     : envelope_(std::move(envelope)), mode_(mode) {
   // The block is not shared yet (it was just made, or taken back from a failed push).
-  if (envelope_.valid()) envelope_.block()->recipient = to;
+  if (envelope_.valid()) EnvelopeAccess::block(envelope_)->recipient = to;
   resolve_error_ = system.resolve_addr(to, envelope_, targets_);
 }
 
 bool SendOp::run(ActorCell* waiter) {
   if (finished_) return true;
-  RequestStateBase* request = envelope_.valid() ? envelope_.block()->request.get() : nullptr;
+  RequestStateBase* request = envelope_.valid() ? EnvelopeAccess::block(envelope_)->request.get() : nullptr;
   const bool bounded = mode_ != SendMode::Unbounded;
   while (next_ < targets_.size()) {
     ActorCell* target = targets_[next_];
     const bool last = next_ + 1 == targets_.size();
     // The last recipient gets the original handle: a unicast does no reference counting at all.
-    Envelope copy = last ? std::move(envelope_) : envelope_.share();
+    Envelope copy = last ? std::move(envelope_) : EnvelopeAccess::share(envelope_);
     if (request != nullptr) {
       request->add_delivery();
-      copy.mark_obligated();
+      EnvelopeAccess::mark_obligated(copy);
     }
     const auto pushed = target->mailbox().push(copy, bounded, mode_ == SendMode::Bounded ? waiter : nullptr);
     if (pushed == Mailbox::PushResult::Ok) {
@@ -43,7 +44,7 @@ bool SendOp::run(ActorCell* waiter) {
       continue;
     }
     if (request != nullptr) {
-      copy.discharge();
+      EnvelopeAccess::discharge(copy);
       request->cancel_delivery();
     }
     if (last) envelope_ = std::move(copy);  // keep it for the retry

@@ -5,7 +5,7 @@
 #include <asio/post.hpp>
 
 #include <elfin/detail/signal_core.hpp>
-#include <elfin/detail/thread_name.hpp>
+#include <elfin/internal/thread_name.hpp>
 
 namespace elfin::detail {
 

@@ -11,6 +11,7 @@
 #include <asio/signal_set.hpp>
 
 #include <elfin/config.hpp>
+#include <elfin/internal/dump_storage.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/system_config.hpp>
 
@@ -41,13 +42,12 @@ void fill(std::optional<T>& option, const std::optional<T>& configured, T fallba
   if (!option) option = configured.value_or(fallback);
 }
 
-std::string join_lines(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& line : lines) out += fmt::format("\n  - {}", line);
-  return out;
-}
-
 }  // namespace
+
+StartError::StartError(std::vector<std::string> problems, std::optional<ConfigError> config_error)
+    : message_("cannot start the system:"), problems_(std::move(problems)), config_error_(std::move(config_error)) {
+  for (const auto& problem : problems_) message_ += fmt::format("\n  - {}", problem);
+}
 
 namespace {
 
@@ -61,7 +61,7 @@ struct Prepared {
 
 // Everything `start` and `check` share: validation of messages, topology and configs, and the
 // groups instantiated with their configs applied. Nothing runs yet.
-Result<Prepared, std::string> prepare(const Topology& topology, StartOptions options) {
+Result<Prepared, StartError> prepare(const Topology& topology, StartOptions options) {
   std::vector<std::string> problems = MessageRegistry::instance().conflicts();
 
   const auto& decls = topology.groups();
@@ -76,12 +76,14 @@ Result<Prepared, std::string> prepare(const Topology& topology, StartOptions opt
   }
 
   AnyConfig config = options.config.value_or(AnyConfig{});
+  std::optional<ConfigError> config_error;
   if (!options.config && !options.config_toml.empty()) {
     auto parsed = AnyConfig::from_toml(options.config_toml, options.config_source);
     if (parsed) {
       config = std::move(*parsed);
     } else {
-      problems.push_back(std::move(parsed).error());
+      problems.push_back(parsed.error().message());
+      config_error = std::move(parsed).error();
     }
   } else if (!options.config && !options.config_path.empty()) {
     options.config_source = options.config_path;
@@ -89,17 +91,18 @@ Result<Prepared, std::string> prepare(const Topology& topology, StartOptions opt
     if (parsed) {
       config = std::move(*parsed);
     } else {
-      problems.push_back(std::move(parsed).error());
+      problems.push_back(parsed.error().message());
+      config_error = std::move(parsed).error();
     }
   }
-  if (!problems.empty()) return Err{"cannot start the system:" + join_lines(problems)};
+  if (!problems.empty()) return Err{StartError(std::move(problems), std::move(config_error))};
 
   Prepared prepared;
   // `[system.runtime]` sets the worker count, termination stages and memory tracker when the code
   // does not.
   ConfigReport runtime_report;
   auto runtime = config.section("system.runtime").decode_reporting<RuntimeConfig>(runtime_report, "[system.runtime]");
-  if (!runtime_report.ok()) return Err{"cannot start the system:" + join_lines(runtime_report.errors)};
+  if (!runtime_report.ok()) return Err{StartError(std::move(runtime_report.errors))};
   prepared.warnings = std::move(runtime_report.warnings);
   if (options.workers == 0) options.workers = runtime.workers;
   fill(options.terminate_closing_after, runtime.terminate_closing_after, std::chrono::milliseconds{30'000});
@@ -116,12 +119,12 @@ Result<Prepared, std::string> prepare(const Topology& topology, StartOptions opt
                                    config.section("system.runtime").where("memory_threshold"),
                                    *options.memory_threshold));
   }
-  if (!problems.empty()) return Err{"cannot start the system:" + join_lines(problems)};
+  if (!problems.empty()) return Err{StartError(std::move(problems), std::move(config_error))};
   std::vector<std::string> names;
   names.reserve(decls.size());
   for (const auto& decl : decls) names.push_back(decl.name);
   ConfigReport shape = check_config_document(config, names);
-  if (!shape.ok()) return Err{"cannot start the system:" + join_lines(shape.errors)};
+  if (!shape.ok()) return Err{StartError(std::move(shape.errors))};
   for (auto& w : shape.warnings) prepared.warnings.push_back(std::move(w));
 
   auto core = std::make_unique<detail::SystemCore>(std::move(options));
@@ -146,27 +149,27 @@ Result<Prepared, std::string> prepare(const Topology& topology, StartOptions opt
     for (auto& e : report.errors) problems.push_back(std::move(e));
     for (auto& w : report.warnings) prepared.warnings.push_back(std::move(w));
   }
-  if (!problems.empty()) return Err{"cannot start the system:" + join_lines(problems)};
+  if (!problems.empty()) return Err{StartError(std::move(problems), std::move(config_error))};
   for (std::size_t i = 0; i < core->groups().size(); ++i) {
     if (auto applied = core->groups()[i]->apply_config(prepared.sections[i]); !applied) {
-      problems.push_back(fmt::format("[{}]: {}", core->groups()[i]->name(), applied.error()));
+      problems.push_back(fmt::format("[{}]: {}", core->groups()[i]->name(), applied.error().message()));
     }
   }
-  if (!problems.empty()) return Err{"cannot start the system:" + join_lines(problems)};
+  if (!problems.empty()) return Err{StartError(std::move(problems), std::move(config_error))};
   prepared.core = std::move(core);
   return prepared;
 }
 
 }  // namespace
 
-Result<std::vector<std::string>, std::string> System::check(Topology topology, StartOptions options) {
+Result<std::vector<std::string>, StartError> System::check(Topology topology, StartOptions options) {
   options.workers = 1;  // nothing runs; no need for a full pool
   auto prepared = prepare(topology, std::move(options));
   if (!prepared) return Err{std::move(prepared).error()};
   return std::move(prepared->warnings);
 }
 
-Result<System, std::string> System::start(Topology topology, StartOptions options) {
+Result<System, StartError> System::start(Topology topology, StartOptions options) {
   auto prepared = prepare(topology, std::move(options));
   if (!prepared) return Err{std::move(prepared).error()};
   auto& core = prepared->core;
@@ -211,7 +214,7 @@ void System::terminate(std::string reason) { core_->terminate(std::move(reason))
 void System::join() { core_->join(); }
 bool System::join_for(std::chrono::milliseconds timeout) { return core_->join_for(timeout); }
 
-Result<void, std::string> System::advance_time(std::chrono::nanoseconds by, std::chrono::milliseconds settle_timeout) {
+Result<void, TimeError> System::advance_time(std::chrono::nanoseconds by, std::chrono::milliseconds settle_timeout) {
   return core_->advance_time(by, settle_timeout);
 }
 

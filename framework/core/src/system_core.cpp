@@ -8,12 +8,30 @@
 
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/send_op.hpp>
-#include <elfin/detail/thread_name.hpp>
+#include <elfin/internal/dump_storage.hpp>
+#include <elfin/internal/thread_name.hpp>
 #include <elfin/messages.hpp>
 
 #include "runtime_log.hpp"
 
 namespace elfin::detail {
+
+namespace {
+
+/// The end of an actor's input, written once for every way an actor stops for good (it finished,
+/// it was forgotten while waiting for a restart, or termination gave up on it at shutdown): refuse
+/// new messages, make the cell Dead so a notify is a no-op, drop what is still queued (a request
+/// among it fails: its recipient finished before handling it), then the actor's sources (timers
+/// cancelled, signals unsubscribed) and its coroutine frame, while every cell is still alive.
+void close_for_good(ActorCell& cell) {
+  cell.mailbox().close();
+  cell.sched_.store(SchedState::Dead, std::memory_order_release);
+  std::ignore = cell.mailbox().drain();
+  cell.sources().clear();
+  cell.task_ = {};
+}
+
+}  // namespace
 
 SystemCore::SystemCore(StartOptions options)
     : options_(std::move(options)),
@@ -36,13 +54,7 @@ SystemCore::~SystemCore() {
   scheduler_.stop();
   // Actors that never finished (termination gave up on them) still own coroutine frames and
   // mailboxes that may hold wakers of each other; destroy them while every cell is still alive.
-  for (const auto& cell : book_.snapshot()) {
-    cell->sched_.store(SchedState::Dead, std::memory_order_release);
-    cell->mailbox().close();
-    std::ignore = cell->mailbox().drain();
-    cell->sources().clear();
-    cell->task_ = {};
-  }
+  for (const auto& cell : book_.snapshot()) close_for_good(*cell);
 }
 
 std::shared_ptr<void> SystemCore::extension(std::string_view name, const std::function<std::shared_ptr<void>()>& make) {
@@ -128,18 +140,21 @@ void SystemCore::enable_telemetry() {
   for (const auto& g : groups_) g->telemetry().attach(metrics_.get(), g.get());
   g_stamp_sends.store(true, std::memory_order_release);  // waiting times need send times
 }
-Result<void, std::string> SystemCore::advance_time(std::chrono::nanoseconds by,
-                                                   std::chrono::milliseconds settle_timeout) {
+Result<void, TimeError> SystemCore::advance_time(std::chrono::nanoseconds by,
+                                                 std::chrono::milliseconds settle_timeout) {
   if (!timers_.is_virtual()) {
-    return Err{std::string("advance_time: this system runs in real time (StartOptions::virtual_time is off)")};
+    return Err{TimeError(TimeError::RealTime,
+                         "advance_time: this system runs in real time (StartOptions::virtual_time is off)")};
   }
-  if (by.count() < 0) return Err{std::string("advance_time: time cannot go backwards")};
-  auto settle = [&]() -> Result<void, std::string> {
+  if (by.count() < 0) return Err{TimeError(TimeError::Backwards, "advance_time: time cannot go backwards")};
+  auto settle = [&]() -> Result<void, TimeError> {
     if (scheduler_.wait_quiescent(std::chrono::steady_clock::now() + settle_timeout)) return {};
-    return Err{fmt::format(
-        "advance_time: the system did not settle within {} ms of real time ({} actor(s) still queued or running; "
-        "an actor that never waits?)",
-        settle_timeout.count(), scheduler_.in_flight())};
+    return Err{TimeError(
+        TimeError::NotSettled,
+        fmt::format(
+            "advance_time: the system did not settle within {} ms of real time ({} actor(s) still queued or running; "
+            "an actor that never waits?)",
+            settle_timeout.count(), scheduler_.in_flight()))};
   };
   if (auto settled = settle(); !settled) return settled;
   return timers_.advance_to(timers_.now() + std::chrono::duration_cast<TimerService::Clock::duration>(by), settle);
@@ -355,10 +370,7 @@ void start_actor(ActorCell& cell) {
 }
 
 void forget_actor(ActorCell& cell) {
-  // Refuse new messages first, then fail the requests nobody will handle now.
-  cell.mailbox().close();
-  cell.sched_.store(SchedState::Dead, std::memory_order_release);
-  std::ignore = cell.mailbox().drain();
+  close_for_good(cell);
   unregister_actor(cell.group().system(), cell);
 }
 
@@ -394,11 +406,7 @@ void finish_actor(ActorCell& cell) {
     forget_actor(cell);  // the group began terminating meanwhile
     return;
   }
-  cell.mailbox().close();
-  cell.sched_.store(SchedState::Dead, std::memory_order_release);
-  std::ignore = cell.mailbox().drain();
-  cell.sources().clear();  // sources die with the actor: timers cancelled, signals unsubscribed
-  cell.task_ = {};
+  close_for_good(cell);
   cell.set_status(std::move(final_status));
   if (auto& telemetry = group.telemetry(); telemetry.active()) telemetry.on_status(cell, cell.status().kind(), {});
   unregister_actor(group.system(), cell);

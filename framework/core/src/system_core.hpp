@@ -27,15 +27,17 @@
 #include <vector>
 
 #include <elfin/detail/group_runtime.hpp>
-#include <elfin/detail/metrics_storage.hpp>
-#include <elfin/detail/system_hooks.hpp>
 #include <elfin/detail/targets.hpp>
 #include <elfin/detail/timer_service.hpp>
 #include <elfin/dumping.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
+#include <elfin/internal/dump_storage.hpp>
+#include <elfin/internal/mailbox.hpp>
+#include <elfin/internal/system_hooks.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/system.hpp>
+#include "metrics_storage.hpp"
 
 #include "address_book.hpp"
 #include "memory_tracker.hpp"
@@ -62,8 +64,8 @@ class SystemCore {
   /// Virtual time only: moves time forward by `by`, firing due timers in order and waiting (up to
   /// `settle_timeout` of real time each) for the system to be quiescent before the first timer and
   /// after each instant's timers. One caller at a time.
-  [[nodiscard]] Result<void, std::string> advance_time(std::chrono::nanoseconds by,
-                                                       std::chrono::milliseconds settle_timeout);
+  [[nodiscard]] Result<void, TimeError> advance_time(std::chrono::nanoseconds by,
+                                                     std::chrono::milliseconds settle_timeout);
 
   void add_group(std::unique_ptr<GroupRuntime> group) { groups_.push_back(std::move(group)); }
   /// Turns dumping on for every group (the topology has `system.dumpers`). Before the start.

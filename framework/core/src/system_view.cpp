@@ -18,9 +18,12 @@ ConfigReport SystemView::check_config(std::string_view group, const AnyConfig& s
   return g->check_config(section);
 }
 
-Result<void, std::string> SystemView::apply_config(std::string_view group, const AnyConfig& section) const {
+Result<void, ConfigError> SystemView::apply_config(std::string_view group, const AnyConfig& section) const {
   auto* g = core_->find_group(group);
-  if (g == nullptr) return Err{fmt::format("no group named `{}`", group)};
+  if (g == nullptr) {
+    return Err{
+        ConfigError(ConfigError::NoSuchGroup, fmt::format("no group named `{}`", group)).key(std::string(group))};
+  }
   return g->apply_config(section);
 }
 

@@ -4,12 +4,12 @@
 #include <map>
 
 #include <elfin/detail/actor_cell.hpp>
-#include <elfin/detail/current_actor.hpp>
 #include <elfin/detail/envelope_block.hpp>
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/group_telemetry.hpp>
-#include <elfin/detail/metrics_storage.hpp>
 #include <elfin/detail/telemetry_clock.hpp>
+#include "current_actor.hpp"
+#include "metrics_storage.hpp"
 
 namespace elfin {
 

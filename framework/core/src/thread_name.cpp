@@ -1,4 +1,4 @@
-#include <elfin/detail/thread_name.hpp>
+#include <elfin/internal/thread_name.hpp>
 
 #include <pthread.h>
 

@@ -1,5 +1,5 @@
-#include <elfin/detail/thread_name.hpp>
 #include <elfin/detail/timer_service.hpp>
+#include <elfin/internal/thread_name.hpp>
 
 #include <vector>
 
@@ -90,9 +90,9 @@ void TimerService::thread_main() {
   }
 }
 
-Result<void, std::string> TimerService::advance_to(TimePoint until,
-                                                   const std::function<Result<void, std::string>()>& settle) {
-  if (!virtual_) return Err{std::string("time can only be advanced under virtual time")};
+Result<void, TimeError> TimerService::advance_to(TimePoint until,
+                                                 const std::function<Result<void, TimeError>()>& settle) {
+  if (!virtual_) return Err{TimeError(TimeError::RealTime, "time can only be advanced under virtual time")};
   for (;;) {
     std::vector<std::function<void()>> batch;
     {

@@ -59,7 +59,7 @@ class Parser {
  public:
   Parser(std::string_view source, const BlueprintRegistry& registry) : source_(source), registry_(registry) {}
 
-  Result<TopologyFile, std::string> parse(const toml::table& root, std::string_view base_dir) {
+  Result<TopologyFile, TopologyError> parse(const toml::table& root, std::string_view base_dir) {
     TopologyFile file;
     file.source = std::string(source_);
     check_keys(root, "the topology", {"node", "groups", "routes", "remote"});
@@ -69,8 +69,8 @@ class Parser {
     parse_routes(root, file);
     if (!errors_.empty()) {
       std::string text = fmt::format("{}: the topology is not valid:", source_);
-      for (const auto& e : errors_) text += "\n  - " + e;
-      return Err{std::move(text)};
+      for (const auto& e : errors_) text += "\n  - " + e.text;
+      return Err{TopologyError(TopologyError::Invalid, std::move(text), std::string(source_), std::move(errors_))};
     }
     return file;
   }
@@ -78,7 +78,8 @@ class Parser {
  private:
   std::string at(const toml::source_region& region) const { return fmt::format("{}:{}", source_, region.begin.line); }
   void error(const toml::node& node, std::string what) {
-    errors_.push_back(fmt::format("{}: {}", at(node.source()), std::move(what)));
+    errors_.push_back({static_cast<std::uint32_t>(node.source().begin.line),
+                       fmt::format("{}: {}", at(node.source()), std::move(what))});
   }
 
   void check_keys(const toml::table& table, std::string_view where, std::initializer_list<std::string_view> allowed) {
@@ -89,7 +90,8 @@ class Parser {
       std::string list;
       for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
       errors_.push_back(
-          fmt::format("{}: unknown key `{}` in {}; expected one of: {}", at(key.source()), key.str(), where, list));
+          {static_cast<std::uint32_t>(key.source().begin.line),
+           fmt::format("{}: unknown key `{}` in {}; expected one of: {}", at(key.source()), key.str(), where, list)});
     }
   }
 
@@ -163,7 +165,7 @@ class Parser {
     const auto groups = tables_at(root, "groups");
     if (groups.empty() && root.get("groups") == nullptr) {
       errors_.push_back(
-          fmt::format("{}: the topology declares no groups ([[groups]] with a name and a blueprint)", source_));
+          {0, fmt::format("{}: the topology declares no groups ([[groups]] with a name and a blueprint)", source_)});
     }
     for (const toml::table* group : groups) {
       check_keys(*group, "[[groups]]", {"name", "blueprint", "entrypoint"});
@@ -329,7 +331,7 @@ class Parser {
 
   std::string_view source_;
   const BlueprintRegistry& registry_;
-  std::vector<std::string> errors_;
+  std::vector<TopologyError::Problem> errors_;
   std::map<std::string, std::uint32_t> group_lines_;
   std::set<std::string> remote_mounted_;
 };
@@ -343,23 +345,29 @@ StartOptions TopologyFile::start_options() const {
   return options;
 }
 
-Result<TopologyFile, std::string> parse_topology_file(std::string_view toml_text, std::string_view source,
-                                                      const BlueprintRegistry& registry, std::string_view base_dir) {
+Result<TopologyFile, TopologyError> parse_topology_file(std::string_view toml_text, std::string_view source,
+                                                        const BlueprintRegistry& registry, std::string_view base_dir) {
   toml::table root;
   try {
     root = toml::parse(toml_text, source);
   } catch (const toml::parse_error& e) {
-    return Err{fmt::format("{}:{}:{}: invalid TOML: {}", source, e.source().begin.line, e.source().begin.column,
-                           e.description())};
+    const auto line = static_cast<std::uint32_t>(e.source().begin.line);
+    const auto column = static_cast<std::uint32_t>(e.source().begin.column);
+    return Err{TopologyError(TopologyError::Syntax,
+                             fmt::format("{}:{}:{}: invalid TOML: {}", source, line, column, e.description()),
+                             std::string(source))
+                   .at(line, column)};
   }
   return Parser{source, registry}.parse(root, base_dir);
 }
 
-Result<TopologyFile, std::string> load_topology_file(const std::string& path, const BlueprintRegistry& registry) {
+Result<TopologyFile, TopologyError> load_topology_file(const std::string& path, const BlueprintRegistry& registry) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return Err{fmt::format("{}: cannot read the topology file: {}", path,
-                           std::error_code(errno, std::generic_category()).message())};
+    return Err{TopologyError(TopologyError::Unreadable,
+                             fmt::format("{}: cannot read the topology file: {}", path,
+                                         std::error_code(errno, std::generic_category()).message()),
+                             path)};
   }
   std::ostringstream text;
   text << in.rdbuf();

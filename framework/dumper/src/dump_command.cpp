@@ -32,7 +32,8 @@ void write(std::FILE* stream, std::string_view text) { std::fwrite(text.data(), 
 
 std::string_view dump_command_usage() { return kUsage; }
 
-Result<DumpCommand, std::string> parse_dump_command(const std::vector<std::string_view>& args, std::uint64_t now_ns) {
+Result<DumpCommand, DumpArgumentError> parse_dump_command(const std::vector<std::string_view>& args,
+                                                          std::uint64_t now_ns) {
   DumpCommand command;
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
@@ -43,9 +44,9 @@ Result<DumpCommand, std::string> parse_dump_command(const std::vector<std::strin
       arg = arg.substr(0, arg.find('='));
       has_inline_value = true;
     }
-    auto take_value = [&]() -> Result<std::string_view, std::string> {
+    auto take_value = [&]() -> Result<std::string_view, DumpArgumentError> {
       if (has_inline_value) return value;
-      if (i + 1 >= args.size()) return Err{fmt::format("{} needs a value", arg)};
+      if (i + 1 >= args.size()) return Err{DumpArgumentError(fmt::format("{} needs a value", arg), std::string(arg))};
       return args[++i];
     };
     if (arg == "-h" || arg == "--help") {
@@ -65,26 +66,28 @@ Result<DumpCommand, std::string> parse_dump_command(const std::vector<std::strin
         f.messages.emplace_back(*v);
       } else if (arg == "--trace") {
         auto id = parse_trace_id(*v);
-        if (!id) return Err{id.error()};
+        if (!id) return Err{DumpArgumentError(id.error().message(), std::string(arg))};
         f.trace_id = *id;
       } else if (arg == "--direction") {
         auto d = parse_direction(*v);
-        if (!d) return Err{d.error()};
+        if (!d) return Err{DumpArgumentError(d.error().message(), std::string(arg))};
         f.direction = *d;
       } else {
         auto t = parse_time_bound(*v, now_ns);
-        if (!t) return Err{fmt::format("{}: {}", arg, t.error())};
+        if (!t) return Err{DumpArgumentError(fmt::format("{}: {}", arg, t.error().message()), std::string(arg))};
         (arg == "--since" ? f.since_ns : f.until_ns) = *t;
       }
     } else if (arg.starts_with("-") && arg != "-") {
-      return Err{fmt::format("unknown option {} (see elfin dump --help)", arg)};
+      return Err{DumpArgumentError(fmt::format("unknown option {} (see elfin dump --help)", arg), std::string(arg))};
     } else {
       command.files.emplace_back(arg);
     }
   }
   if (command.help) return command;
-  if (command.files.empty()) return Err{std::string{"no dump file given (see elfin dump --help)"}};
-  if (command.follow && command.files.size() != 1) return Err{std::string{"--follow reads exactly one file"}};
+  if (command.files.empty()) return Err{DumpArgumentError("no dump file given (see elfin dump --help)")};
+  if (command.follow && command.files.size() != 1) {
+    return Err{DumpArgumentError("--follow reads exactly one file", "--follow")};
+  }
   return command;
 }
 

@@ -1,5 +1,5 @@
-#include <elfin/detail/thread_name.hpp>
 #include <elfin/dumper/dump_file_writer.hpp>
+#include <elfin/internal/thread_name.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -104,19 +104,20 @@ bool DumpFilter::matches(const DumpRecord& record) const {
   return true;
 }
 
-Result<std::uint64_t, std::string> parse_trace_id(std::string_view text) {
+Result<std::uint64_t, DumpArgumentError> parse_trace_id(std::string_view text) {
   std::uint64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) {
-    return Err{fmt::format("invalid trace id \"{}\": expected a decimal number as printed in logs and dumps", text)};
+    return Err{DumpArgumentError(
+        fmt::format("invalid trace id \"{}\": expected a decimal number as printed in logs and dumps", text))};
   }
   return value;
 }
 
-Result<std::uint64_t, std::string> parse_time_bound(std::string_view text, std::uint64_t now_ns) {
+Result<std::uint64_t, DumpArgumentError> parse_time_bound(std::string_view text, std::uint64_t now_ns) {
   if (!text.empty() && text.front() == '-') {
     auto ago = parse_duration(text.substr(1));
-    if (!ago) return Err{ago.error()};
+    if (!ago) return Err{DumpArgumentError(ago.error().message())};
     auto ago_ns = static_cast<std::uint64_t>(ago->count());
     return ago_ns > now_ns ? 0 : now_ns - ago_ns;
   }
@@ -124,15 +125,15 @@ Result<std::uint64_t, std::string> parse_time_bound(std::string_view text, std::
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), unix_ns);
   if (!text.empty() && ec == std::errc{} && end == text.data() + text.size()) return unix_ns;
   if (auto parsed = parse_rfc3339(text)) return *parsed;
-  return Err{fmt::format(
+  return Err{DumpArgumentError(fmt::format(
       "invalid time \"{}\": expected RFC 3339 (2026-11-22T10:00:00Z), unix nanoseconds, or a duration ago (-10m)",
-      text)};
+      text))};
 }
 
-Result<Direction, std::string> parse_direction(std::string_view text) {
+Result<Direction, DumpArgumentError> parse_direction(std::string_view text) {
   if (equal_ignoring_case(text, "in")) return Direction::In;
   if (equal_ignoring_case(text, "out")) return Direction::Out;
-  return Err{fmt::format("invalid direction \"{}\": expected \"in\" or \"out\"", text)};
+  return Err{DumpArgumentError(fmt::format("invalid direction \"{}\": expected \"in\" or \"out\"", text))};
 }
 
 }  // namespace elfin::dumper

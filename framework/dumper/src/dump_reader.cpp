@@ -28,7 +28,7 @@ void take_line(std::string_view line, const std::string& file, std::uint64_t lin
   auto record = parse_dump_line(line);
   if (!record) {
     ++stats.malformed;
-    if (on_malformed) on_malformed(MalformedLine{file, line_no, std::move(record).error()});
+    if (on_malformed) on_malformed(MalformedLine{file, line_no, record.error().message()});
     return;
   }
   if (!filter.matches(*record)) return;
@@ -36,8 +36,11 @@ void take_line(std::string_view line, const std::string& file, std::uint64_t lin
   on_record(std::move(*record));
 }
 
-std::string os_error(std::string_view what, const std::string& file) {
-  return fmt::format("{}: cannot {}: {}", file, what, std::generic_category().message(errno));
+DumpReadError os_error(DumpReadError::Kind kind, const std::string& file) {
+  const std::error_code code(errno, std::generic_category());
+  return DumpReadError(
+      kind, fmt::format("{}: cannot {}: {}", file, kind == DumpReadError::Open ? "open" : "read", code.message()), file,
+      code);
 }
 
 }  // namespace
@@ -48,28 +51,29 @@ void sort_by_time(std::vector<DumpRecord>& records) {
   });
 }
 
-Result<std::vector<DumpRecord>, std::string> read_dumps(const std::vector<std::string>& files, const DumpFilter& filter,
-                                                        ReadStats& stats, const OnMalformed& on_malformed) {
+Result<std::vector<DumpRecord>, DumpReadError> read_dumps(const std::vector<std::string>& files,
+                                                          const DumpFilter& filter, ReadStats& stats,
+                                                          const OnMalformed& on_malformed) {
   std::vector<DumpRecord> records;
   for (const auto& file : files) {
     std::ifstream in(file, std::ios::binary);
-    if (!in) return Err{os_error("open", file)};
+    if (!in) return Err{os_error(DumpReadError::Open, file)};
     std::string line;
     std::uint64_t line_no = 0;
     while (std::getline(in, line)) {
       take_line(line, file, ++line_no, filter, stats, on_malformed,
                 [&](DumpRecord&& record) { records.push_back(std::move(record)); });
     }
-    if (in.bad()) return Err{os_error("read", file)};
+    if (in.bad()) return Err{os_error(DumpReadError::Read, file)};
   }
   sort_by_time(records);
   return records;
 }
 
-Result<void, std::string> follow_dump(const std::string& file, const DumpFilter& filter, ReadStats& stats,
-                                      const OnMalformed& on_malformed,
-                                      const std::function<void(const DumpRecord&)>& on_record,
-                                      const std::atomic<bool>& stop, FollowOptions options) {
+Result<void, DumpReadError> follow_dump(const std::string& file, const DumpFilter& filter, ReadStats& stats,
+                                        const OnMalformed& on_malformed,
+                                        const std::function<void(const DumpRecord&)>& on_record,
+                                        const std::atomic<bool>& stop, FollowOptions options) {
   int fd = -1;
   struct stat opened{};
   std::string pending;  // the tail of the file after its last newline: a line still being written
@@ -100,12 +104,12 @@ Result<void, std::string> follow_dump(const std::string& file, const DumpFilter&
     pending.erase(0, start);
   };
 
-  if (!open_file(options.from_start) && errno != ENOENT) return Err{os_error("open", file)};
+  if (!open_file(options.from_start) && errno != ENOENT) return Err{os_error(DumpReadError::Open, file)};
   char buffer[64 * 1024];
   while (!stop.load(std::memory_order_relaxed)) {
     if (fd >= 0) {
       ssize_t n = ::read(fd, buffer, sizeof buffer);
-      if (n < 0 && errno != EINTR) return close_file(), Err{os_error("read", file)};
+      if (n < 0 && errno != EINTR) return close_file(), Err{os_error(DumpReadError::Read, file)};
       if (n > 0) {
         pending.append(buffer, static_cast<std::size_t>(n));
         offset += static_cast<std::uint64_t>(n);

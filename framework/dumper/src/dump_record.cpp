@@ -308,10 +308,10 @@ class FieldReader {
 
 }  // namespace
 
-Result<DumpRecord, std::string> parse_dump_line(std::string_view line) {
+Result<DumpRecord, DumpReadError> parse_dump_line(std::string_view line) {
   Json object = Json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
-  if (object.is_discarded()) return Err{std::string{"not valid JSON"}};
-  if (!object.is_object()) return Err{std::string{"not a JSON object"}};
+  if (object.is_discarded()) return Err{DumpReadError(DumpReadError::Malformed, "not valid JSON")};
+  if (!object.is_object()) return Err{DumpReadError(DumpReadError::Malformed, "not a JSON object")};
 
   DumpRecord r;
   std::string direction;
@@ -349,7 +349,7 @@ Result<DumpRecord, std::string> parse_dump_line(std::string_view line) {
       read.fail("mk", "\"Regular\", \"Request\" or \"Response\"");
     }
   }
-  if (!read.error().empty()) return Err{read.error()};
+  if (!read.error().empty()) return Err{DumpReadError(DumpReadError::Malformed, read.error())};
   return r;
 }
 

@@ -8,6 +8,7 @@
 #include <elfin/dumper/dump_file_writer.hpp>
 #include <elfin/dumping.hpp>
 #include <elfin/handle.hpp>
+#include <elfin/internal/dump_storage.hpp>
 #include <elfin/interval.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/signal.hpp>

@@ -111,7 +111,7 @@ std::shared_ptr<TxFlow> Connection::open_flow() {
 Result<void, std::string> Connection::encode_envelope(Envelope& envelope, const TxFlow& flow, std::uint8_t group_no,
                                                       std::string& out) {
   const MessageVTable& vtable = envelope.vtable();
-  auto* block = envelope.block();
+  auto* block = elfin::detail::EnvelopeAccess::block(envelope);
   MessageFrame header;
   header.flow_id = flow.id();
   header.sender = envelope.sender().raw();
@@ -127,8 +127,8 @@ Result<void, std::string> Connection::encode_envelope(Envelope& envelope, const 
   // A request someone waits for: remember its state before the frame can leave, so the Response
   // never arrives first. From here the connection carries the obligation to answer (if it closes
   // before the frame leaves, `close` fails the request like any other pending one).
-  const bool awaited = envelope.kind() == MessageKind::Request && envelope.obligated() && block->request &&
-                       vtable.request_ops != nullptr;
+  const bool awaited = envelope.kind() == MessageKind::Request && elfin::detail::EnvelopeAccess::obligated(envelope) &&
+                       block->request && vtable.request_ops != nullptr;
   if (awaited) {
     std::lock_guard lock(pending_mu_);
     if (pending_closed_) return Err{std::string("connection closed")};
@@ -136,7 +136,7 @@ Result<void, std::string> Connection::encode_envelope(Envelope& envelope, const 
     header.request_all = block->request->is_all();
     header.request_id = next_request_++;
     pending_.emplace(header.request_id, Pending{block->request, vtable.request_ops});
-    envelope.discharge();
+    elfin::detail::EnvelopeAccess::discharge(envelope);
   }
   try {
     encode_message(header, out, [&](std::string& o) { vtable.pack(envelope.data(), o); });
@@ -409,7 +409,7 @@ void Connection::on_message(const MessageFrame& frame) {
 
   auto decoded = AnyMessage::decode_envelope(frame.protocol, frame.name, frame.payload, Addr{frame.sender},
                                              TraceId{frame.trace_id});
-  if (!decoded) return skip(decoded.error());
+  if (!decoded) return skip(decoded.error().message());
   Envelope envelope = std::move(decoded).value();
   const auto& vtable = envelope.vtable();
   Addr to;
@@ -441,8 +441,8 @@ void Connection::on_message(const MessageFrame& frame) {
       }
       conn->send_response(response);
     });
-    envelope.block()->kind = MessageKind::Request;
-    envelope.block()->request = request;
+    elfin::detail::EnvelopeAccess::block(envelope)->kind = MessageKind::Request;
+    elfin::detail::EnvelopeAccess::block(envelope)->request = request;
   }
 
   RxFlow& flow = rx_flow(frame.flow_id);

@@ -8,8 +8,8 @@
 
 #include <elfin/actor_group.hpp>
 #include <elfin/detail/awaitables.hpp>
-#include <elfin/detail/system_hooks.hpp>
 #include <elfin/handle.hpp>
+#include <elfin/internal/system_hooks.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/messages.hpp>
 
@@ -54,9 +54,11 @@ class [[nodiscard]] CreditAwaitable {
 
 /// Gives up on a message the network cannot carry: a request someone waits for fails at once.
 void drop(Envelope& envelope, std::uint16_t node, std::string_view why, std::uint64_t& dropped) {
-  if (envelope.kind() == MessageKind::Request && envelope.obligated() && envelope.block()->request) {
-    envelope.discharge();
-    envelope.block()->request->fail(RequestError{RequestError::Failed, fmt::format("node {}: {}", node, why)});
+  if (envelope.kind() == MessageKind::Request && elfin::detail::EnvelopeAccess::obligated(envelope) &&
+      elfin::detail::EnvelopeAccess::block(envelope)->request) {
+    elfin::detail::EnvelopeAccess::discharge(envelope);
+    elfin::detail::EnvelopeAccess::block(envelope)->request->fail(
+        RequestError{RequestError::Failed, fmt::format("node {}: {}", node, why)});
   }
   if (dropped++ == 0) {
     log::warn("{}.{} to node {} dropped: {} (further drops until the node is back are counted, not logged)",
@@ -225,7 +227,7 @@ Blueprint blueprint() {
       if (const auto* wake = e.get<detail::WakePusher>()) return O::Unicast(wake->key);
       if (e.is<GetNetworkInfo>() || e.is<UpdateConfig>()) return O::Unicast(detail::kManagerKey);
       if (e.vtable().is_system) return O::Default();
-      const Addr recipient = e.block()->recipient;
+      const Addr recipient = elfin::detail::EnvelopeAccess::block(e)->recipient;
       if (!recipient.is_null() && recipient.node_no() != self_node) {
         return O::Unicast(detail::kDirectKeyTag | recipient.node_no());
       }

@@ -9,7 +9,7 @@
 
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/send_op.hpp>
-#include <elfin/detail/thread_name.hpp>
+#include <elfin/internal/thread_name.hpp>
 
 #include "connection.hpp"
 

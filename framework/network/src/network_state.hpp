@@ -1,7 +1,7 @@
 // NetworkState: the network battery's state in one running system — listeners, dialers, the
 // connections by node, and the I/O thread that drives them.
 //
-// It is a system extension (see elfin/detail/system_hooks.hpp): the `system.network` group and the
+// It is a system extension (see elfin/internal/system_hooks.hpp): the `system.network` group and the
 // remote groups of the same system find the same object. The manager actor of `system.network`
 // starts it with the group's config and stops it when the group terminates; a system shutdown
 // hook stops it too, in case the manager never got to.
@@ -37,7 +37,7 @@
 #include <asio/ip/tcp.hpp>
 #include <asio/steady_timer.hpp>
 
-#include <elfin/detail/system_hooks.hpp>
+#include <elfin/internal/system_hooks.hpp>
 #include <elfin/network/network.hpp>
 #include <elfin/result.hpp>
 

@@ -56,14 +56,14 @@ Proxy proxy(Blueprint subject, std::string config_toml, ProxyOptions options) {
   subject_group.route_all_to(testers);
 
   auto section = AnyConfig::from_toml(config_toml, "<proxy config>");
-  if (!section) throw ProxyError(section.error());
+  if (!section) throw ProxyError(section.error().message());
   StartOptions start;
   start.node_no = options.node_no;
   start.workers = options.workers;
   start.config = section->nested_under(kSubject);
   start.virtual_time = options.virtual_time;
   auto system = System::start(std::move(topology), std::move(start));
-  if (!system) throw ProxyError(system.error());
+  if (!system) throw ProxyError(system.error().message());
 
   return Proxy{std::make_shared<Proxy::Shared>(std::move(*system), options)};
 }
@@ -80,7 +80,7 @@ Proxy proxy(Topology topology, std::string_view subject, StartOptions start, Pro
   if (start.workers == 0) start.workers = options.workers;
   start.virtual_time = start.virtual_time || options.virtual_time;
   auto system = System::start(std::move(topology), std::move(start));
-  if (!system) throw ProxyError(system.error());
+  if (!system) throw ProxyError(system.error().message());
   return Proxy{std::make_shared<Proxy::Shared>(std::move(*system), options, subject)};
 }
 
@@ -142,8 +142,8 @@ Envelope Proxy::recv() {
   wait(
       [&] {
         auto r = cell_->take_next(envelope);
-        closed = r == detail::Mailbox::PopResult::Closed;
-        return r != detail::Mailbox::PopResult::Empty;
+        closed = r == detail::PopResult::Closed;
+        return r != detail::PopResult::Empty;
       },
       "recv");
   if (closed) throw ProxyError("proxy.recv: the proxy's mailbox is closed");
@@ -152,7 +152,7 @@ Envelope Proxy::recv() {
 
 std::optional<Envelope> Proxy::try_recv() {
   Envelope envelope;
-  if (cell_->take_next(envelope) == detail::Mailbox::PopResult::Item) return envelope;
+  if (cell_->take_next(envelope) == detail::PopResult::Item) return envelope;
   return std::nullopt;
 }
 

@@ -171,18 +171,20 @@ void register_framework(BlueprintRegistry& registry) {
   network::register_blueprints(registry);
 }
 
-Result<TopologyFile, std::string> load_node(const std::string& topology_path, const std::string& config_override,
-                                            const BlueprintRegistry& registry) {
+Result<TopologyFile, TopologyError> load_node(const std::string& topology_path, const std::string& config_override,
+                                              const BlueprintRegistry& registry) {
   auto node = load_topology_file(topology_path, registry);
   if (!node) return node;
   if (!config_override.empty()) {
     node->config_path = config_override;
     if (!std::filesystem::exists(config_override)) {
-      return Err{fmt::format("{}: no such config file (given with --config)", config_override)};
+      std::string text = fmt::format("{}: no such config file (given with --config)", config_override);
+      return Err{TopologyError(TopologyError::Invalid, text, node->source, {{0, text}})};
     }
   } else if (!node->config_path.empty() && !std::filesystem::exists(node->config_path)) {
-    return Err{fmt::format("{}:{}: [node] config: no such config file `{}`", node->source, node->config_line,
-                           node->config_path)};
+    std::string text = fmt::format("{}:{}: [node] config: no such config file `{}`", node->source, node->config_line,
+                                   node->config_path);
+    return Err{TopologyError(TopologyError::Invalid, text, node->source, {{node->config_line, text}})};
   }
   bool has_configurer = false;
   for (const auto& group : node->topology.groups()) has_configurer = has_configurer || group.name == kConfigurers;

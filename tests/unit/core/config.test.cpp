@@ -117,7 +117,7 @@ TEST_CASE("a config that does not fit the group's config type stops System::star
   options.config_source = "counters.toml";
   auto system = System::start(one_group(configured_group()), options);
   REQUIRE_FALSE(system.ok());
-  CHECK_THAT(system.error(), Catch::Contains("counters.toml") && Catch::Contains("[counters]"));
+  CHECK_THAT(system.error().message(), Catch::Contains("counters.toml") && Catch::Contains("[counters]"));
 
   CHECK_THROWS_WITH(testing::proxy(configured_group(), "step = \"twenty\""), Catch::Contains("[subject]"));
 }
@@ -128,7 +128,7 @@ TEST_CASE("a config document that is not valid TOML stops System::start and says
   options.config_source = "broken.toml";
   auto system = System::start(one_group(configured_group()), options);
   REQUIRE_FALSE(system.ok());
-  CHECK_THAT(system.error(), Catch::Contains("broken.toml:2") && Catch::Contains("invalid TOML"));
+  CHECK_THAT(system.error().message(), Catch::Contains("broken.toml:2") && Catch::Contains("invalid TOML"));
 }
 
 TEST_CASE("system.mailbox.capacity sets the capacity of the group's mailboxes", "[core][config]") {
@@ -187,7 +187,7 @@ Task<> nested_actor(Context<NestedConfig> ctx) {
   }
 }
 
-Result<std::vector<std::string>, std::string> check(std::string toml) {
+Result<std::vector<std::string>, StartError> check(std::string toml) {
   Topology topology;
   topology.local("counters").mount(ActorGroup().config<NestedConfig>().exec(nested_actor));
   topology.local("others").mount(ActorGroup().config<StepConfig>().exec(configured));
@@ -204,36 +204,38 @@ TEST_CASE("a value that does not fit names the file, line, key path and expected
     auto checked = check("[counters]\nstep = \"twenty\"\n");
     REQUIRE_FALSE(checked.ok());
     CHECK_THAT(
-        checked.error(),
+        checked.error().message(),
         Catch::Contains("node.toml:2: [counters] step: expected a non-negative integer, got a string (\"twenty\")"));
   }
   SECTION("a key of a nested table") {
     auto checked = check("[counters]\nstep = 2\n\n[counters.limits]\nflush_every = 5\n");
     REQUIRE_FALSE(checked.ok());
-    CHECK_THAT(checked.error(), Catch::Contains("node.toml:5: [counters] limits.flush_every: expected a duration "
-                                                "string such as \"500ms\" or \"5s\", got an integer (5)"));
+    CHECK_THAT(checked.error().message(),
+               Catch::Contains("node.toml:5: [counters] limits.flush_every: expected a duration "
+                               "string such as \"500ms\" or \"5s\", got an integer (5)"));
   }
   SECTION("a duration that does not parse") {
     auto checked = check("[counters.limits]\nflush_every = \"5 parsecs\"\n");
     REQUIRE_FALSE(checked.ok());
-    CHECK_THAT(checked.error(), Catch::Contains("node.toml:2: [counters] limits.flush_every:"));
+    CHECK_THAT(checked.error().message(), Catch::Contains("node.toml:2: [counters] limits.flush_every:"));
   }
   SECTION("an array element") {
     auto checked = check("[counters]\nports = [1, -2]\n");
     REQUIRE_FALSE(checked.ok());
-    CHECK_THAT(checked.error(), Catch::Contains("node.toml:2: [counters] ports[1]: expected a non-negative integer, "
-                                                "got a negative integer (-2)"));
+    CHECK_THAT(checked.error().message(),
+               Catch::Contains("node.toml:2: [counters] ports[1]: expected a non-negative integer, "
+                               "got a negative integer (-2)"));
   }
   SECTION("a runtime key of the system table") {
     auto checked = check("[others]\nsystem.mailbox.capacity = \"big\"\n");
     REQUIRE_FALSE(checked.ok());
-    CHECK_THAT(checked.error(), Catch::Contains("node.toml:2: [others] system.mailbox.capacity: expected a "
-                                                "non-negative integer, got a string (\"big\")"));
+    CHECK_THAT(checked.error().message(), Catch::Contains("node.toml:2: [others] system.mailbox.capacity: expected a "
+                                                          "non-negative integer, got a string (\"big\")"));
   }
   SECTION("every problem at once") {
     auto checked = check("[counters]\nstep = true\n[others]\nstep = 1.5\n");
     REQUIRE_FALSE(checked.ok());
-    CHECK_THAT(checked.error(), Catch::Contains("[counters] step") && Catch::Contains("[others] step"));
+    CHECK_THAT(checked.error().message(), Catch::Contains("[counters] step") && Catch::Contains("[others] step"));
   }
 }
 
@@ -283,5 +285,5 @@ TEST_CASE("a config file that cannot be read stops System::start and names the f
   options.config_path = "/nonexistent/elfin/node.toml";
   auto system = System::start(one_group(configured_group()), options);
   REQUIRE_FALSE(system.ok());
-  CHECK_THAT(system.error(), Catch::Contains("/nonexistent/elfin/node.toml: cannot read the config file"));
+  CHECK_THAT(system.error().message(), Catch::Contains("/nonexistent/elfin/node.toml: cannot read the config file"));
 }

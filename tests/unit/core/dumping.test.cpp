@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <elfin/dumping.hpp>
+#include <elfin/internal/dump_storage.hpp>
 
 #include "test_support.hpp"
 

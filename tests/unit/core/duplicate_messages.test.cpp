@@ -32,7 +32,7 @@ TEST_CASE("System::start refuses two message types with the same protocol and na
   topology.local("idle").mount(elfin::ActorGroup().exec(idle));
   auto system = elfin::System::start(std::move(topology));
   REQUIRE_FALSE(system.ok());
-  CHECK_THAT(system.error(), Catch::Contains("dup.Twin"));
+  CHECK_THAT(system.error().message(), Catch::Contains("dup.Twin"));
 }
 
 TEST_CASE("the message registry lists a (protocol, name) claimed by two types as a conflict", "[core][messages]") {

@@ -23,7 +23,7 @@ namespace {
 
 /// Encodes `message` as its sender would and decodes the bytes as the receiver `To`.
 template <Message To, Message From>
-Result<To, std::string> deliver(const From& message) {
+Result<To, MessageDecodeError> deliver(const From& message) {
   static_assert(From::elfin_name == To::elfin_name, "the two versions of one message");
   auto decoded = AnyMessage::decode(To::elfin_protocol, To::elfin_name, AnyMessage(message).encode());
   if (!decoded) return Err{decoded.error()};
@@ -33,7 +33,7 @@ Result<To, std::string> deliver(const From& message) {
 
 /// Decodes hand-made bytes as `To`.
 template <Message To>
-Result<To, std::string> decode_bytes(const std::function<void(msgpack::packer<msgpack::sbuffer>&)>& fill) {
+Result<To, MessageDecodeError> decode_bytes(const std::function<void(msgpack::packer<msgpack::sbuffer>&)>& fill) {
   msgpack::sbuffer buffer;
   msgpack::packer<msgpack::sbuffer> packer(buffer);
   fill(packer);
@@ -66,7 +66,7 @@ TEST_CASE("adding a required field: a new sender reaches an old receiver, not th
 
   auto old_to_new = deliver<add_required::v2::Sample>(add_required::v1::Sample{1});
   REQUIRE_FALSE(old_to_new.ok());
-  CHECK(old_to_new.error() == "cannot decode evo_add_required_v2.Sample: missing field `b`");
+  CHECK(old_to_new.error().message() == "cannot decode evo_add_required_v2.Sample: missing field `b`");
 }
 
 // ---- adding an optional field: any order ----
@@ -115,7 +115,7 @@ TEST_CASE("an optional field present with a value of the wrong type still fails"
     p.pack(std::string("nine"));
   });
   REQUIRE_FALSE(wrong.ok());
-  CHECK(wrong.error() == "cannot decode evo_add_optional_v2.Sample: field `c`: expected uint32, got string");
+  CHECK(wrong.error().message() == "cannot decode evo_add_optional_v2.Sample: field `c`: expected uint32, got string");
 }
 
 // ---- renaming a field with an alias: update receivers, then senders ----
@@ -150,7 +150,7 @@ TEST_CASE("renaming a field with an alias: a new receiver accepts the old name, 
 
   auto new_to_old = deliver<rename_field::v1::Sample>(rename_field::v2::Sample{42});
   REQUIRE_FALSE(new_to_old.ok());
-  CHECK(new_to_old.error() == "cannot decode evo_rename_field_v1.Sample: missing field `a`");
+  CHECK(new_to_old.error().message() == "cannot decode evo_rename_field_v1.Sample: missing field `a`");
 
   auto from_v1 = deliver<rename_field::v3::Sample>(rename_field::v1::Sample{1});
   auto from_v2 = deliver<rename_field::v3::Sample>(rename_field::v2::Sample{2});
@@ -172,7 +172,7 @@ TEST_CASE("a field sent under both its name and its alias is an error, not a sil
     p.pack(2);
   });
   REQUIRE_FALSE(both.ok());
-  CHECK(both.error() == "cannot decode evo_rename_field_v2.Sample: duplicate field `b`");
+  CHECK(both.error().message() == "cannot decode evo_rename_field_v2.Sample: duplicate field `b`");
 }
 
 // ---- removing a required field: update receivers, then senders ----
@@ -197,7 +197,7 @@ TEST_CASE("removing a required field: a new receiver skips it, an old receiver m
 
   auto new_to_old = deliver<remove_field::v1::Sample>(remove_field::v2::Sample{1});
   REQUIRE_FALSE(new_to_old.ok());
-  CHECK(new_to_old.error() == "cannot decode evo_remove_field_v1.Sample: missing field `b`");
+  CHECK(new_to_old.error().message() == "cannot decode evo_remove_field_v1.Sample: missing field `b`");
 }
 
 // ---- promotion of numbers: any order, as long as the value fits ----
@@ -268,27 +268,31 @@ TEST_CASE("promotion of numbers: a value that does not fit is an error naming th
           "[core][evolution]") {
   auto to_u8 = deliver<promotion::u8::Sample>(promotion::u32::Sample{300});
   REQUIRE_FALSE(to_u8.ok());
-  CHECK(to_u8.error() == "cannot decode evo_promotion_u8.Sample: field `a`: 300 does not fit in uint8");
+  CHECK(to_u8.error().message() == "cannot decode evo_promotion_u8.Sample: field `a`: 300 does not fit in uint8");
 
   auto to_u32 = deliver<promotion::u32::Sample>(promotion::u64::Sample{1ull << 40});
   REQUIRE_FALSE(to_u32.ok());
-  CHECK(to_u32.error() == "cannot decode evo_promotion_u32.Sample: field `a`: 1099511627776 does not fit in uint32");
+  CHECK(to_u32.error().message() ==
+        "cannot decode evo_promotion_u32.Sample: field `a`: 1099511627776 does not fit in uint32");
 
   auto negative_to_unsigned = deliver<promotion::u64::Sample>(promotion::i64::Sample{-1});
   REQUIRE_FALSE(negative_to_unsigned.ok());
-  CHECK(negative_to_unsigned.error() == "cannot decode evo_promotion_u64.Sample: field `a`: -1 does not fit in uint64");
+  CHECK(negative_to_unsigned.error().message() ==
+        "cannot decode evo_promotion_u64.Sample: field `a`: -1 does not fit in uint64");
 
   auto below_i16 = deliver<promotion::i16::Sample>(promotion::i64::Sample{-40'000});
   REQUIRE_FALSE(below_i16.ok());
-  CHECK(below_i16.error() == "cannot decode evo_promotion_i16.Sample: field `a`: -40000 does not fit in int16");
+  CHECK(below_i16.error().message() ==
+        "cannot decode evo_promotion_i16.Sample: field `a`: -40000 does not fit in int16");
 
   auto above_i64 = deliver<promotion::i64::Sample>(promotion::u64::Sample{std::numeric_limits<std::uint64_t>::max()});
   REQUIRE_FALSE(above_i64.ok());
-  CHECK_THAT(above_i64.error(), Catch::Contains("18446744073709551615 does not fit in int64"));
+  CHECK_THAT(above_i64.error().message(), Catch::Contains("18446744073709551615 does not fit in int64"));
 
   auto float_to_int = deliver<promotion::u32::Sample>(promotion::f64::Sample{1.5});
   REQUIRE_FALSE(float_to_int.ok());
-  CHECK(float_to_int.error() == "cannot decode evo_promotion_u32.Sample: field `a`: expected uint32, got float");
+  CHECK(float_to_int.error().message() ==
+        "cannot decode evo_promotion_u32.Sample: field `a`: expected uint32, got float");
 }
 
 // ---- (un)wrapping into a newtype: any order ----
@@ -324,7 +328,7 @@ TEST_CASE("wrapping a field into a newtype and unwrapping it work in any order",
     p.pack(std::string("x"));
   });
   REQUIRE_FALSE(wrong.ok());
-  CHECK(wrong.error() == "cannot decode evo_newtype_v2.Sample: field `a`: expected uint32, got string");
+  CHECK(wrong.error().message() == "cannot decode evo_newtype_v2.Sample: field `a`: expected uint32, got string");
 }
 
 // ---- enums, packed by variant name ----
@@ -366,7 +370,8 @@ TEST_CASE("adding a variant: a new receiver first; an old receiver rejects the n
 
   auto unknown_to_old = deliver<add_variant::v1::Sample>(add_variant::v2::Sample{add_variant::v2::Kind::B});
   REQUIRE_FALSE(unknown_to_old.ok());
-  CHECK(unknown_to_old.error() == "cannot decode evo_add_variant_v1.Sample: field `kind`: unknown variant `B` of Kind");
+  CHECK(unknown_to_old.error().message() ==
+        "cannot decode evo_add_variant_v1.Sample: field `kind`: unknown variant `B` of Kind");
 }
 
 TEST_CASE("removing a variant: senders first; a new receiver rejects the removed variant", "[core][evolution]") {
@@ -375,7 +380,7 @@ TEST_CASE("removing a variant: senders first; a new receiver rejects the removed
   REQUIRE(new_to_old.ok());
   auto old_to_new = deliver<add_variant::v1::Sample>(add_variant::v2::Sample{add_variant::v2::Kind::B});
   REQUIRE_FALSE(old_to_new.ok());
-  CHECK_THAT(old_to_new.error(), Catch::Contains("unknown variant `B` of Kind"));
+  CHECK_THAT(old_to_new.error().message(), Catch::Contains("unknown variant `B` of Kind"));
 }
 
 namespace rename_variant::v2 {
@@ -395,7 +400,7 @@ TEST_CASE("renaming a variant with an alias: a new receiver accepts the old name
 
   auto new_to_old = deliver<add_variant::v1::Sample>(rename_variant::v2::Sample{rename_variant::v2::Kind::B});
   REQUIRE_FALSE(new_to_old.ok());
-  CHECK_THAT(new_to_old.error(), Catch::Contains("unknown variant `B` of Kind"));
+  CHECK_THAT(new_to_old.error().message(), Catch::Contains("unknown variant `B` of Kind"));
 }
 
 namespace catch_all::v2 {
@@ -421,7 +426,8 @@ TEST_CASE("a catch-all variant takes the names a receiver does not know", "[core
     p.pack(1);
   });
   REQUIRE_FALSE(not_a_name.ok());
-  CHECK(not_a_name.error() == "cannot decode evo_catch_all_v2.Sample: field `kind`: expected string, got integer");
+  CHECK(not_a_name.error().message() ==
+        "cannot decode evo_catch_all_v2.Sample: field `kind`: expected string, got integer");
 }
 
 // ---- replacing a field with an untagged union: any order ----
@@ -449,7 +455,8 @@ TEST_CASE("replacing a field with an untagged union (std::variant) works in any 
   // An old receiver gets what it can read; a value only the union allows fails there.
   auto text_to_old = deliver<promotion::u32::Sample>(union_field::v2::Sample{std::string("six")});
   REQUIRE_FALSE(text_to_old.ok());
-  CHECK(text_to_old.error() == "cannot decode evo_promotion_u32.Sample: field `a`: expected uint32, got string");
+  CHECK(text_to_old.error().message() ==
+        "cannot decode evo_promotion_u32.Sample: field `a`: expected uint32, got string");
 
   auto neither = decode_bytes<union_field::v2::Sample>([](auto& p) {
     p.pack_map(1);
@@ -457,7 +464,7 @@ TEST_CASE("replacing a field with an untagged union (std::variant) works in any 
     p.pack(true);
   });
   REQUIRE_FALSE(neither.ok());
-  CHECK(neither.error() ==
+  CHECK(neither.error().message() ==
         "cannot decode evo_union_field_v2.Sample: field `a`: expected uint32 or string, got boolean");
 }
 
@@ -490,7 +497,7 @@ TEST_CASE("decoding errors name the field path through parts and arrays", "[core
     p.pack(12);
   });
   REQUIRE_FALSE(wrong_name.ok());
-  CHECK(wrong_name.error() == "cannot decode evo_parts.Order: field `name`: expected string, got integer");
+  CHECK(wrong_name.error().message() == "cannot decode evo_parts.Order: field `name`: expected string, got integer");
 
   auto missing_inside = decode_bytes<parts::Order>([](auto& p) {
     p.pack_map(2);
@@ -508,7 +515,7 @@ TEST_CASE("decoding errors name the field path through parts and arrays", "[core
     p.pack(std::string("y"));
   });
   REQUIRE_FALSE(missing_inside.ok());
-  CHECK(missing_inside.error() == "cannot decode evo_parts.Order: missing field `legs[1].quantity`");
+  CHECK(missing_inside.error().message() == "cannot decode evo_parts.Order: missing field `legs[1].quantity`");
 
   auto wrong_inside = decode_bytes<parts::Order>([](auto& p) {
     p.pack_map(2);
@@ -523,11 +530,12 @@ TEST_CASE("decoding errors name the field path through parts and arrays", "[core
     p.pack(1.5);
   });
   REQUIRE_FALSE(wrong_inside.ok());
-  CHECK(wrong_inside.error() == "cannot decode evo_parts.Order: field `legs[0].quantity`: expected int64, got float");
+  CHECK(wrong_inside.error().message() ==
+        "cannot decode evo_parts.Order: field `legs[0].quantity`: expected int64, got float");
 
   auto not_a_map = decode_bytes<parts::Order>([](auto& p) { p.pack_array(0); });
   REQUIRE_FALSE(not_a_map.ok());
-  CHECK(not_a_map.error() == "cannot decode evo_parts.Order: expected map, got array");
+  CHECK(not_a_map.error().message() == "cannot decode evo_parts.Order: expected map, got array");
 }
 
 TEST_CASE("unknown keys are skipped, whatever their value or key type", "[core][evolution]") {

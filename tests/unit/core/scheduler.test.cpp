@@ -10,8 +10,8 @@
 #include <catch2/catch.hpp>
 
 #include <elfin/detail/send_op.hpp>
-#include <elfin/detail/system_hooks.hpp>
 #include <elfin/elfin.hpp>
+#include <elfin/internal/system_hooks.hpp>
 
 #include "test_protocol.hpp"
 #include "test_support.hpp"
@@ -35,7 +35,7 @@ Outcome<Key> route_tick(const Envelope& e) {
   return Outcome<Key>::Default();
 }
 
-Result<System, std::string> start_counters() {
+Result<System, StartError> start_counters() {
   Topology topology;
   topology.local("counters").mount(ActorGroup().router(MapRouter<Key>{route_tick}).exec(count_ticks));
   StartOptions options;

@@ -10,6 +10,7 @@
 #include <elfin/detail/restart_backoff.hpp>
 #include <elfin/detail/supervisor.hpp>
 #include <elfin/elfin.hpp>
+#include <elfin/internal/mailbox.hpp>
 #include <elfin/testing/proxy.hpp>
 
 #include "test_protocol.hpp"
@@ -366,7 +367,7 @@ TEST_CASE("a bad [group.system.restart_policy] stops the start with the key in t
     options.config_toml = "[workers.system.restart_policy]\n" + table;
     options.config_source = "app.toml";
     auto system = System::start(std::move(topology), std::move(options));
-    return system ? std::string("started") : system.error();
+    return system ? std::string("started") : system.error().message();
   };
   CHECK_THAT(start_with("when = \"Sometimes\""),
              Catch::Contains("app.toml:2: [workers] system.restart_policy.when: expected \"Always\", \"OnFailure\" or "

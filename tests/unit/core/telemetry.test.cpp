@@ -10,8 +10,8 @@
 #include <elfin/detail/envelope_block.hpp>
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/group_series.hpp>
-#include <elfin/detail/system_hooks.hpp>
 #include <elfin/detail/telemetry_clock.hpp>
+#include <elfin/internal/system_hooks.hpp>
 #include <elfin/telemetry.hpp>
 
 #include "test_support.hpp"

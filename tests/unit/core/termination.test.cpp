@@ -10,6 +10,7 @@
 
 #include <elfin/detail/supervisor.hpp>
 #include <elfin/elfin.hpp>
+#include <elfin/internal/mailbox.hpp>
 #include <elfin/testing/proxy.hpp>
 
 #include "test_protocol.hpp"
@@ -127,7 +128,7 @@ TEST_CASE("termination stage timeouts come from StartOptions, else [system.runti
     topology.local("deaf").mount(ActorGroup().exec(deaf));
     auto system = System::start(std::move(topology), options);
     REQUIRE_FALSE(system);
-    CHECK_THAT(system.error(), Catch::Contains("[system.runtime]"));
+    CHECK_THAT(system.error().message(), Catch::Contains("[system.runtime]"));
   }
 }
 
@@ -198,7 +199,7 @@ TEST_CASE("memory tracker settings that make no sense stop the start", "[core][t
     StartOptions options = quick_options();
     options.config_toml = "[system.runtime]\n" + runtime;
     auto system = System::start(std::move(topology), options);
-    return system ? std::string("started") : system.error();
+    return system ? std::string("started") : system.error().message();
   };
   CHECK_THAT(start_with("memory_check_interval = \"0s\""), Catch::Contains("memory_check_interval must be positive"));
   CHECK_THAT(start_with("memory_threshold = 0.0"), Catch::Contains("memory_threshold must be above 0"));

@@ -189,7 +189,7 @@ inline StartOptions quick_options(unsigned workers = 2) {
 /// Starts a system or fails the test with the start error.
 inline System start_or_fail(Topology topology, StartOptions options) {
   auto system = System::start(std::move(topology), std::move(options));
-  if (!system) FAIL("System::start failed: " << system.error());
+  if (!system) FAIL("System::start failed: " << system.error().message());
   return std::move(system).value();
 }
 

@@ -38,7 +38,7 @@ struct Fired {
   }
 };
 
-Result<void, std::string> settled() { return {}; }
+Result<void, TimeError> settled() { return {}; }
 
 }  // namespace
 
@@ -154,7 +154,7 @@ TEST_CASE("virtual time fires timers in order at their own instant and settles a
   std::ignore = timers.schedule_at(start + 1s, at("a"));
   std::ignore = timers.schedule_at(start + 2s, at("b1"));
   std::ignore = timers.schedule_at(start + 2s, at("b2"));
-  auto settle = [&]() -> Result<void, std::string> {
+  auto settle = [&]() -> Result<void, TimeError> {
     log.push_back("settle");
     return {};
   };
@@ -197,9 +197,10 @@ TEST_CASE("a settle error stops the advance where it happened", "[core][time]") 
   int fired = 0;
   std::ignore = timers.schedule_at(start + 1s, [&] { ++fired; });
   std::ignore = timers.schedule_at(start + 2s, [&] { ++fired; });
-  auto result = timers.advance_to(start + 5s, [] { return Result<void, std::string>{Err{std::string("stuck")}}; });
+  auto result = timers.advance_to(
+      start + 5s, [] { return Result<void, TimeError>{Err{TimeError(TimeError::NotSettled, "stuck")}}; });
   REQUIRE_FALSE(result);
-  CHECK(result.error() == "stuck");
+  CHECK(result.error().message() == "stuck");
   CHECK(fired == 1);
   CHECK(timers.now() == start + 1s);
 }
@@ -208,7 +209,7 @@ TEST_CASE("advancing real time is an error", "[core][time]") {
   TimerService timers;
   auto result = timers.advance_to(timers.now() + 1s, settled);
   REQUIRE_FALSE(result);
-  CHECK_THAT(result.error(), Catch::Contains("virtual time"));
+  CHECK_THAT(result.error().message(), Catch::Contains("virtual time"));
 }
 
 // --- through a running system ------------------------------------------------------------------
@@ -260,7 +261,7 @@ TEST_CASE("advance fails, naming the cause, when the system never settles", "[co
   proxy.send(Boom{"spin"});
   auto result = proxy.system().advance_time(1s, 50ms);
   REQUIRE_FALSE(result);
-  CHECK_THAT(result.error(), Catch::Contains("did not settle within 50 ms"));
+  CHECK_THAT(result.error().message(), Catch::Contains("did not settle within 50 ms"));
   proxy.set_timeout(50ms);
   CHECK_THROWS_AS(proxy.advance(1s), testing::ProxyError);
 }
@@ -269,7 +270,7 @@ TEST_CASE("advance_time is refused by a real-time system", "[core][time]") {
   auto proxy = testing::proxy(ActorGroup().exec(hopper));
   auto result = proxy.system().advance_time(1s);
   REQUIRE_FALSE(result);
-  CHECK_THAT(result.error(), Catch::Contains("real time"));
+  CHECK_THAT(result.error().message(), Catch::Contains("real time"));
 }
 
 TEST_CASE("a system's timers run on its virtual clock", "[core][time]") {

@@ -171,7 +171,7 @@ TEST_CASE("System::start refuses a group that is declared but has nothing mounte
   topology.local("ghost");
   auto system = System::start(std::move(topology), quick_options());
   REQUIRE_FALSE(system.ok());
-  CHECK_THAT(system.error(), Catch::Contains("`ghost`"));
+  CHECK_THAT(system.error().message(), Catch::Contains("`ghost`"));
 }
 
 TEST_CASE("System::start refuses a group that routes to itself", "[core][topology]") {
@@ -181,7 +181,7 @@ TEST_CASE("System::start refuses a group that routes to itself", "[core][topolog
   loop.mount(idle());
   auto system = System::start(std::move(topology), quick_options());
   REQUIRE_FALSE(system.ok());
-  CHECK_THAT(system.error(), Catch::Contains("`loop`") && Catch::Contains("itself"));
+  CHECK_THAT(system.error().message(), Catch::Contains("`loop`") && Catch::Contains("itself"));
 }
 
 TEST_CASE("System::start gives each group an address and counts its running actors", "[core][topology]") {

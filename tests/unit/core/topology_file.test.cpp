@@ -1,6 +1,8 @@
 // Topology files: what a file declares (node, groups, routes, remote groups) and that a topology
 // loaded from a file behaves exactly like the same topology built in C++. The malformed-file
 // table runs through the real `elfin` binary (tests/cli).
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include <elfin/blueprint_registry.hpp>
@@ -184,7 +186,7 @@ TEST_CASE("load_topology_file resolves the config path against the file's direct
 
   auto missing = load_topology_file((dir.path() / "nope.toml").string(), reg);
   REQUIRE_FALSE(missing.ok());
-  CHECK_THAT(missing.error(), Catch::Contains("nope.toml: cannot read the topology file"));
+  CHECK_THAT(missing.error().message(), Catch::Contains("nope.toml: cannot read the topology file"));
 }
 
 TEST_CASE("a topology file with several mistakes reports all of them with their lines", "[core][topology_file]") {
@@ -204,10 +206,31 @@ messages = ["test.Nope"]
 )",
                                   "bad.toml", reg);
   REQUIRE_FALSE(file.ok());
-  CHECK_THAT(file.error(), Catch::Contains("bad.toml:3: group `a`: unknown blueprint `test.nope`"));
-  CHECK_THAT(file.error(), Catch::Contains("bad.toml:5: duplicate group `a` (first declared at line 1)"));
-  CHECK_THAT(file.error(), Catch::Contains("bad.toml:12: message pattern \"test.Nope\""));
-  CHECK_THAT(file.error(), Catch::Contains("bad.toml:9: route a -> a: a group cannot route to itself"));
+  CHECK_THAT(file.error().message(), Catch::Contains("bad.toml:3: group `a`: unknown blueprint `test.nope`"));
+  CHECK_THAT(file.error().message(), Catch::Contains("bad.toml:5: duplicate group `a` (first declared at line 1)"));
+  CHECK_THAT(file.error().message(), Catch::Contains("bad.toml:12: message pattern \"test.Nope\""));
+  CHECK_THAT(file.error().message(), Catch::Contains("bad.toml:9: route a -> a: a group cannot route to itself"));
+  // The same mistakes one by one, with their lines, for a program.
+  CHECK(file.error().kind() == TopologyError::Invalid);
+  CHECK(file.error().source() == "bad.toml");
+  std::vector<std::uint32_t> lines;
+  for (const auto& problem : file.error().problems()) lines.push_back(problem.line);
+  std::sort(lines.begin(), lines.end());
+  CHECK(lines == std::vector<std::uint32_t>{3, 5, 9, 12});
+}
+
+TEST_CASE("a topology file that is not TOML is a TopologyError of kind Syntax with line and column",
+          "[core][topology_file]") {
+  auto reg = registry();
+  auto file = parse_topology_file("[[groups]]\nname = \"a\"\nblueprint = \n", "bad.toml", reg);
+  REQUIRE_FALSE(file.ok());
+  CHECK(file.error().kind() == TopologyError::Syntax);
+  CHECK(file.error().line() == 3);
+  CHECK(file.error().column() > 0);
+  CHECK(file.error().problems().empty());
+  auto missing = load_topology_file("/nonexistent/elfin/node.toml", reg);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().kind() == TopologyError::Unreadable);
 }
 
 TEST_CASE("a blueprint registry refuses a name twice and lists its entries sorted", "[core][topology_file]") {
@@ -216,7 +239,8 @@ TEST_CASE("a blueprint registry refuses a name twice and lists its entries sorte
   CHECK(reg.add("a.one", ActorGroup().exec(left), "first").ok());
   auto again = reg.add("a.one", ActorGroup().exec(left));
   REQUIRE_FALSE(again.ok());
-  CHECK(again.error() == "a blueprint named `a.one` is already registered");
+  CHECK(again.error().message() == "a blueprint named `a.one` is already registered");
+  CHECK(again.error().kind() == TopologyError::BlueprintName);
   REQUIRE(reg.entries().size() == 2);
   CHECK(reg.entries()[0].name == "a.one");
   CHECK(reg.entries()[1].description == "second");
@@ -277,6 +301,6 @@ nodes = [2]
 )",
                                      "bare.toml", reg);
   REQUIRE_FALSE(missing.ok());
-  CHECK_THAT(missing.error(), Catch::Contains("bare.toml:6") &&
-                                  Catch::Contains("remote group `storage` needs a `system.network` group"));
+  CHECK_THAT(missing.error().message(), Catch::Contains("bare.toml:6") &&
+                                            Catch::Contains("remote group `storage` needs a `system.network` group"));
 }

@@ -93,13 +93,19 @@ TEST_CASE("elfin dump prints an aligned table by default", "[dumper][command]") 
 }
 
 TEST_CASE("elfin dump argument errors say what is wrong", "[dumper][command]") {
-  auto error_of = [](const std::vector<std::string_view>& args) { return parse_dump_command(args, 0).error(); };
+  auto error_of = [](const std::vector<std::string_view>& args) {
+    return parse_dump_command(args, 0).error().message();
+  };
   CHECK(error_of({}) == "no dump file given (see elfin dump --help)");
   CHECK(error_of({"--trace"}) == "--trace needs a value");
   CHECK(error_of({"--colour", "a.dump"}) == "unknown option --colour (see elfin dump --help)");
   CHECK(error_of({"--follow", "a.dump", "b.dump"}) == "--follow reads exactly one file");
   CHECK_THAT(error_of({"--since", "soon", "a.dump"}), Catch::StartsWith("--since: invalid time \"soon\""));
   CHECK(parse_dump_command({"--help"}, 0).value().help);
+  // The option a value belongs to, for a program.
+  CHECK(parse_dump_command({"--trace", "x", "a.dump"}, 0).error().option() == "--trace");
+  CHECK(parse_dump_command({"--direction=up", "a.dump"}, 0).error().option() == "--direction");
+  CHECK(parse_dump_command({}, 0).error().option().empty());
 }
 
 TEST_CASE("elfin dump reports a missing file and exits 1", "[dumper][command]") {

@@ -14,6 +14,7 @@
 #include <elfin/dumper/dump_format.hpp>
 #include <elfin/dumping.hpp>
 #include <elfin/envelope.hpp>
+#include <elfin/internal/dump_storage.hpp>
 #include <elfin/messages.hpp>
 
 #include "dumper_test_support.hpp"

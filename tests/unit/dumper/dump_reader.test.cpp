@@ -58,7 +58,10 @@ TEST_CASE("a file that cannot be opened is an error naming it", "[dumper][reader
   ReadStats stats;
   auto records = read_dumps({"/nonexistent/elfin.dump"}, {}, stats, {});
   REQUIRE_FALSE(records.ok());
-  CHECK_THAT(records.error(), Catch::StartsWith("/nonexistent/elfin.dump: cannot open"));
+  CHECK_THAT(records.error().message(), Catch::StartsWith("/nonexistent/elfin.dump: cannot open"));
+  CHECK(records.error().kind() == DumpReadError::Open);
+  CHECK(records.error().file() == "/nonexistent/elfin.dump");
+  CHECK(records.error().code() == std::errc::no_such_file_or_directory);
 }
 
 TEST_CASE("following a file sees appended lines, partial writes and rotation", "[dumper][reader][follow]") {

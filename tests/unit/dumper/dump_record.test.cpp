@@ -42,8 +42,9 @@ TEST_CASE("dump lines read back into the same record", "[dumper][format]") {
 }
 
 TEST_CASE("a line that is not a dump record says why", "[dumper][format]") {
-  auto error_of = [](std::string_view line) { return parse_dump_line(line).error(); };
+  auto error_of = [](std::string_view line) { return parse_dump_line(line).error().message(); };
   CHECK(error_of("{not json") == "not valid JSON");
+  CHECK(parse_dump_line("[1,2]").error().kind() == DumpReadError::Malformed);
   CHECK(error_of("[1,2]") == "not a JSON object");
   CHECK(error_of(R"({"g":"x"})") == R"(missing field "ts")");
   CHECK(error_of(R"({"ts":"yesterday","g":"x"})") == R"(field "ts" must be an unsigned integer)");

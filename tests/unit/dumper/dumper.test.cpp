@@ -6,6 +6,7 @@
 #include <elfin/dumper/dump_file_writer.hpp>
 #include <elfin/dumper/dump_reader.hpp>
 #include <elfin/dumper/dumper.hpp>
+#include <elfin/internal/dump_storage.hpp>
 
 #include "../core/test_support.hpp"
 #include "dumper_test_support.hpp"

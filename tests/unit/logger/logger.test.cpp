@@ -129,5 +129,5 @@ TEST_CASE("records the logger has no room for are lost, counted, and never block
 TEST_CASE("log levels parse from config text", "[logger]") {
   CHECK(parse_log_level("warn").value() == LogLevel::Warn);
   CHECK(parse_log_level("TRACE").value() == LogLevel::Trace);
-  CHECK_THAT(parse_log_level("loud").error(), Catch::Contains("unknown log level \"loud\""));
+  CHECK_THAT(parse_log_level("loud").error().message(), Catch::Contains("unknown log level \"loud\""));
 }

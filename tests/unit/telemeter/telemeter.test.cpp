@@ -68,7 +68,7 @@ Topology with_telemeter() {
 bool is_listening_line(const std::string& line) { return line.starts_with("listening on"); }
 
 // A system with the telemeter on a free loopback port; the asker reports the address it got.
-Result<System, std::string> start_with_telemeter() {
+Result<System, StartError> start_with_telemeter() {
   journal().clear();
   StartOptions options = quick_options();
   options.config_toml = "[system.telemeters]\nlisten = \"127.0.0.1:0\"\n";

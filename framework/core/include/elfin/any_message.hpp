@@ -14,6 +14,7 @@
 
 #include <elfin/addr.hpp>
 #include <elfin/message.hpp>
+#include <elfin/message_decode_error.hpp>
 #include <elfin/result.hpp>
 #include <elfin/trace_id.hpp>
 
@@ -33,13 +34,14 @@ class AnyMessage {
 
   /// Decodes `bytes` (a msgpack map) as the message registered under `(protocol, name)`.
   /// Errors name the message and what did not match.
-  [[nodiscard]] static Result<AnyMessage, std::string> decode(std::string_view protocol, std::string_view name,
-                                                              std::string_view bytes);
+  [[nodiscard]] static Result<AnyMessage, MessageDecodeError> decode(std::string_view protocol, std::string_view name,
+                                                                     std::string_view bytes);
   /// Decodes `bytes` like `decode`, straight into a new envelope from `sender` (one allocation
   /// for the header and the message: what the network does with every message it receives).
-  [[nodiscard]] static Result<Envelope, std::string> decode_envelope(std::string_view protocol, std::string_view name,
-                                                                     std::string_view bytes, Addr sender,
-                                                                     TraceId trace_id);
+  [[nodiscard]] static Result<Envelope, MessageDecodeError> decode_envelope(std::string_view protocol,
+                                                                            std::string_view name,
+                                                                            std::string_view bytes, Addr sender,
+                                                                            TraceId trace_id);
   /// A copy of the message an envelope carries.
   [[nodiscard]] static AnyMessage from(const Envelope& envelope);
 

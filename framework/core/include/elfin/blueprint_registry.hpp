@@ -22,6 +22,7 @@
 
 #include <elfin/blueprint.hpp>
 #include <elfin/result.hpp>
+#include <elfin/topology_error.hpp>
 
 namespace elfin {
 
@@ -40,7 +41,7 @@ class BlueprintRegistry {
   };
 
   /// Registers `blueprint` under `name`; an error if the name is taken or empty.
-  Result<void, std::string> add(std::string name, Blueprint blueprint, std::string description = {});
+  Result<void, TopologyError> add(std::string name, Blueprint blueprint, std::string description = {});
   /// The blueprint registered under `name`, or nullptr.
   [[nodiscard]] const Blueprint* find(std::string_view name) const;
   /// Every entry, sorted by name.

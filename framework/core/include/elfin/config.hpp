@@ -34,6 +34,7 @@
 
 #include <msgpack.hpp>
 
+#include <elfin/config_error.hpp>
 #include <elfin/detail/dump_encoding.hpp>
 #include <elfin/duration.hpp>
 #include <elfin/message.hpp>
@@ -78,10 +79,10 @@ class AnyConfig {
   /// An empty table.
   AnyConfig();
   /// Parses a TOML document; the error names the source, line and column.
-  [[nodiscard]] static Result<AnyConfig, std::string> from_toml(std::string_view toml,
+  [[nodiscard]] static Result<AnyConfig, ConfigError> from_toml(std::string_view toml,
                                                                 std::string_view source = "<config>");
   /// Reads and parses a TOML file; the error names the file.
-  [[nodiscard]] static Result<AnyConfig, std::string> from_file(const std::string& path);
+  [[nodiscard]] static Result<AnyConfig, ConfigError> from_file(const std::string& path);
   /// Wraps the msgpack encoding of a map.
   [[nodiscard]] static AnyConfig from_msgpack(std::string bytes);
   /// Copies a msgpack map.
@@ -106,9 +107,9 @@ class AnyConfig {
   [[nodiscard]] std::string where(std::string_view dotted_path) const;
 
   /// Decodes into `C`, keeping `C`'s defaults for absent keys. The error says what did not fit
-  /// (file, line, key, expected type); unknown keys are ignored here.
+  /// (file, line, key path, expected type); unknown keys are ignored here.
   template <class C>
-  [[nodiscard]] Result<C, std::string> decode() const;
+  [[nodiscard]] Result<C, ConfigError> decode() const;
 
   /// Decodes into `C`, adding every problem to `report`: values that do not fit are errors,
   /// unknown keys warnings. `scope` prefixes each key ("[counters] "). In a group's section the

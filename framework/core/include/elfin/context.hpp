@@ -57,6 +57,11 @@ struct ActorCellAccess {
   static ActorCell* cell(const Ctx& ctx) {
     return ctx.cell_;
   }
+  /// The context an actor's exec receives (only the runtime makes one).
+  template <class Ctx, class Cell>
+  static Ctx make(Cell* cell) {
+    return Ctx{cell};
+  }
 };
 }  // namespace detail
 
@@ -65,8 +70,6 @@ class Context {
  public:
   using config_type = Config;
   using key_type = Key;
-
-  explicit Context(detail::KeyedCell<Key>* cell) : cell_(cell) {}
 
   [[nodiscard]] Addr addr() const { return cell_->addr(); }
   [[nodiscard]] const std::string& group() const { return cell_->group().name(); }
@@ -122,11 +125,11 @@ class Context {
   Result<Envelope, TryRecvError> try_recv() {
     Envelope envelope;
     switch (cell_->take_next(envelope)) {
-      case detail::Mailbox::PopResult::Item:
+      case detail::PopResult::Item:
         return envelope;
-      case detail::Mailbox::PopResult::Closed:
+      case detail::PopResult::Closed:
         return Err{TryRecvError::Closed};
-      case detail::Mailbox::PopResult::Empty:
+      case detail::PopResult::Empty:
         break;
     }
     return Err{TryRecvError::Empty};
@@ -139,7 +142,7 @@ class Context {
     return detail::attach_source(std::move(source), *cell_);
   }
   /// Closes the mailbox: what is queued is still received, then `recv` ends. False if already closed.
-  bool close() { return cell_->mailbox().close(); }
+  bool close() { return cell_->close_mailbox(); }
   /// Lets other actors run; long computations call this now and then (cooperative scheduling).
   [[nodiscard]] detail::YieldAwaitable yield_now() { return detail::YieldAwaitable{cell_}; }
 
@@ -154,7 +157,7 @@ class Context {
   /// Why this lifecycle began: a first start for the key, or a restart (and which attempt).
   [[nodiscard]] const ActorStartInfo& start_info() const { return cell_->start_info(); }
   /// Overrides this actor's mailbox capacity (the group's config sets the default).
-  void set_mailbox_capacity(std::size_t capacity) { cell_->mailbox().set_capacity(capacity); }
+  void set_mailbox_capacity(std::size_t capacity) { cell_->set_mailbox_capacity(capacity); }
 
  private:
   template <Message M>
@@ -178,10 +181,15 @@ class Context {
   }
 
   friend struct detail::ActorCellAccess;
+  explicit Context(detail::KeyedCell<Key>* cell) : cell_(cell) {}
+
   detail::KeyedCell<Key>* cell_;
 };
 
 namespace dumping {
+class DumpStorage;
+/// The storage of the system `group` runs in; null when the topology has no `system.dumpers`.
+[[nodiscard]] DumpStorage* storage_of(const elfin::detail::GroupRuntime& group);
 /// The dump storage of the system `ctx`'s actor runs in (the dumper drains it); null without
 /// `system.dumpers`.
 template <class C, class K>
@@ -222,7 +230,7 @@ class [[nodiscard]] RequestBuilder {
   detail::RequestAwaitable<Response, All> make() && {
     auto state = std::make_shared<detail::RequestState<Response>>(All, detail::Waker{self_->shared_from_this()});
     Envelope envelope = Envelope::make(std::move(request_), self_->addr(), self_->trace_id(), MessageKind::Request);
-    envelope.block()->request = state;
+    detail::EnvelopeAccess::block(envelope)->request = state;
     detail::observe_outgoing(*self_, envelope);
     auto op = to_ ? detail::SendOp{self_->group().system(), *to_, std::move(envelope), detail::SendMode::Bounded}
                   : detail::SendOp{self_->group(), std::move(envelope), detail::SendMode::Bounded};

@@ -31,7 +31,7 @@ class DelayState final : public DelayCore {
 
  private:
   Envelope make_message(ActorCell& cell, TraceId trace) override {
-    return Envelope::make_unqueued(std::move(message_), cell.addr(), trace);
+    return detail::EnvelopeAccess::make_unqueued(std::move(message_), cell.addr(), trace);
   }
   M message_;
 };

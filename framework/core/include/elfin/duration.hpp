@@ -24,12 +24,13 @@
 
 #include <msgpack.hpp>
 
+#include <elfin/config_error.hpp>
 #include <elfin/result.hpp>
 
 namespace elfin {
 
 /// Parses one or more `<number><unit>` parts ("1h 30m", "1.5s"); units: ns, us, ms, s, m, min, h, d.
-[[nodiscard]] Result<std::chrono::nanoseconds, std::string> parse_duration(std::string_view text);
+[[nodiscard]] Result<std::chrono::nanoseconds, ConfigError> parse_duration(std::string_view text);
 /// The shortest exact text for `d` that parse_duration reads back: "500ms", "1m 30s", "0s".
 [[nodiscard]] std::string format_duration(std::chrono::nanoseconds d);
 
@@ -38,7 +39,7 @@ struct ByteSize {
   std::uint64_t bytes = 0;
   friend bool operator==(ByteSize, ByteSize) = default;
 };
-[[nodiscard]] Result<ByteSize, std::string> parse_size(std::string_view text);
+[[nodiscard]] Result<ByteSize, ConfigError> parse_size(std::string_view text);
 
 }  // namespace elfin
 
@@ -53,7 +54,7 @@ MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
         throw std::invalid_argument{"expected a duration string such as \"500ms\" or \"5s\""};
       }
       auto parsed = elfin::parse_duration(std::string_view{o.via.str.ptr, o.via.str.size});
-      if (!parsed) throw std::invalid_argument{parsed.error()};
+      if (!parsed) throw std::invalid_argument{parsed.error().message()};
       out = std::chrono::duration_cast<std::chrono::duration<Rep, Period>>(*parsed);
       return o;
     }
@@ -78,7 +79,7 @@ MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
       }
       if (o.type != msgpack::type::STR) throw std::invalid_argument{"expected a size such as 4096 or \"64KiB\""};
       auto parsed = elfin::parse_size(std::string_view{o.via.str.ptr, o.via.str.size});
-      if (!parsed) throw std::invalid_argument{parsed.error()};
+      if (!parsed) throw std::invalid_argument{parsed.error().message()};
       out = *parsed;
       return o;
     }

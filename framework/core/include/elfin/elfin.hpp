@@ -8,6 +8,7 @@
 #include <elfin/any_message.hpp>
 #include <elfin/blueprint.hpp>
 #include <elfin/config.hpp>
+#include <elfin/config_error.hpp>
 #include <elfin/context.hpp>
 #include <elfin/delay.hpp>
 #include <elfin/dumping.hpp>
@@ -19,6 +20,7 @@
 #include <elfin/logging.hpp>
 #include <elfin/map_router.hpp>
 #include <elfin/message.hpp>
+#include <elfin/message_decode_error.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/outcome.hpp>
 #include <elfin/request.hpp>
@@ -26,10 +28,12 @@
 #include <elfin/result.hpp>
 #include <elfin/signal.hpp>
 #include <elfin/singleton.hpp>
+#include <elfin/start_error.hpp>
 #include <elfin/stream.hpp>
 #include <elfin/system.hpp>
 #include <elfin/task.hpp>
 #include <elfin/telemetry.hpp>
 #include <elfin/termination_policy.hpp>
+#include <elfin/time_error.hpp>
 #include <elfin/topology.hpp>
 #include <elfin/trace_id.hpp>

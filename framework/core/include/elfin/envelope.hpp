@@ -26,6 +26,10 @@ class ResponseToken;
 
 using MessageKind = detail::MessageKind;
 
+namespace detail {
+struct EnvelopeAccess;
+}  // namespace detail
+
 class Envelope {
  public:
   Envelope() = default;
@@ -46,10 +50,6 @@ class Envelope {
   /// of sends carries a send stamp for waiting time (detail::send_stamp).
   template <Message M>
   [[nodiscard]] static Envelope make(M message, Addr sender, TraceId trace_id, MessageKind kind = MessageKind::Regular);
-  /// The same for a message handed straight to an actor without queueing (a source's item, the
-  /// runtime's ConfigUpdated): it waits in no mailbox, so it takes no send stamp.
-  template <Message M>
-  [[nodiscard]] static Envelope make_unqueued(M message, Addr sender, TraceId trace_id);
 
   [[nodiscard]] bool valid() const { return block_ != nullptr; }
   [[nodiscard]] const MessageVTable& vtable() const { return *block_->vtable; }
@@ -88,20 +88,22 @@ class Envelope {
   [[nodiscard]] ResponseToken<R> take_token();
 
   // --- runtime internals -------------------------------------------------------------------
+ private:
+  friend struct detail::EnvelopeAccess;
+  /// The same for a message handed straight to an actor without queueing (a source's item, the
+  /// runtime's ConfigUpdated): it waits in no mailbox, so it takes no send stamp.
+  template <Message M>
+  [[nodiscard]] static Envelope make_unqueued(M message, Addr sender, TraceId trace_id);
   /// Another handle to the same block, without any answer obligation.
   [[nodiscard]] Envelope share() const {
     block_->refs.fetch_add(1, std::memory_order_relaxed);
     return Envelope{block_, 0};
   }
-  [[nodiscard]] detail::EnvelopeBlock* block() const { return block_; }
-  void mark_obligated() { flags_ |= kObligated; }
-  void mark_received() { flags_ |= kReceived; }
-  [[nodiscard]] bool obligated() const { return (flags_ & kObligated) != 0; }
-  /// Releases this handle's answer obligation without answering (the runtime answered itself).
-  void discharge() { flags_ &= static_cast<std::uint8_t>(~kObligated); }
-  explicit Envelope(detail::EnvelopeBlock* block, std::uint8_t flags = 0) : block_(block), flags_(flags) {}
 
- private:
+  explicit Envelope(detail::EnvelopeBlock* block, std::uint8_t flags = 0) : block_(block), flags_(flags) {}
+  [[nodiscard]] bool obligated() const { return (flags_ & kObligated) != 0; }
+  void discharge() { flags_ &= static_cast<std::uint8_t>(~kObligated); }
+
   static constexpr std::uint8_t kObligated = 1;
   static constexpr std::uint8_t kReceived = 2;
 
@@ -111,6 +113,26 @@ class Envelope {
   detail::EnvelopeBlock* block_ = nullptr;
   std::uint8_t flags_ = 0;
 };
+
+namespace detail {
+/// The runtime's side of an envelope, kept off its public interface: the block it points to, the
+/// answer obligation a delivered request carries, and handles made without one.
+struct EnvelopeAccess {
+  [[nodiscard]] static EnvelopeBlock* block(const Envelope& e) { return e.block_; }
+  [[nodiscard]] static Envelope adopt(EnvelopeBlock* block) { return Envelope{block}; }
+  /// Another handle to the same block, without any answer obligation.
+  [[nodiscard]] static Envelope share(const Envelope& e) { return e.share(); }
+  template <Message M>
+  [[nodiscard]] static Envelope make_unqueued(M message, Addr sender, TraceId trace_id) {
+    return Envelope::make_unqueued(std::move(message), sender, trace_id);
+  }
+  static void mark_obligated(Envelope& e) { e.flags_ |= Envelope::kObligated; }
+  static void mark_received(Envelope& e) { e.flags_ |= Envelope::kReceived; }
+  [[nodiscard]] static bool obligated(const Envelope& e) { return e.obligated(); }
+  /// Releases the handle's answer obligation without answering (the runtime answered itself).
+  static void discharge(Envelope& e) { e.discharge(); }
+};
+}  // namespace detail
 
 template <Message M>
 Envelope Envelope::make(M message, Addr sender, TraceId trace_id, MessageKind kind) {

@@ -38,7 +38,7 @@ class IntervalState final : public IntervalCore {
 
  private:
   Envelope make_tick(ActorCell& cell) override {
-    return Envelope::make_unqueued(M(message_), cell.addr(), TraceId::generate());
+    return detail::EnvelopeAccess::make_unqueued(M(message_), cell.addr(), TraceId::generate());
   }
   const M message_;
 };

@@ -41,7 +41,7 @@ inline constexpr std::size_t kLogLevels = 5;
 
 [[nodiscard]] std::string_view to_string(LogLevel level);
 /// "Error", "Warn", "Info", "Debug", "Trace" (any case).
-[[nodiscard]] Result<LogLevel, std::string> parse_log_level(std::string_view text);
+[[nodiscard]] Result<LogLevel, ConfigError> parse_log_level(std::string_view text);
 
 /// `system.logging` of a group.
 struct LoggingConfig {

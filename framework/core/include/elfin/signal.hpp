@@ -59,7 +59,7 @@ class SignalState final : public SignalCore {
 
  private:
   Envelope make_message(ActorCell& cell) override {
-    return Envelope::make_unqueued(M(message_), cell.addr(), TraceId::generate());
+    return detail::EnvelopeAccess::make_unqueued(M(message_), cell.addr(), TraceId::generate());
   }
   const M message_;
 };

@@ -46,14 +46,14 @@ struct StreamItemTraits : std::false_type {};
 template <Message M>
 struct StreamItemTraits<M> : std::true_type {
   static Envelope wrap(M&& item, Addr sender, TraceId trace) {
-    return Envelope::make_unqueued(std::move(item), sender, trace);
+    return detail::EnvelopeAccess::make_unqueued(std::move(item), sender, trace);
   }
 };
 template <Message A, Message B>
 struct StreamItemTraits<Result<A, B>> : std::true_type {
   static Envelope wrap(Result<A, B>&& item, Addr sender, TraceId trace) {
-    if (item) return Envelope::make_unqueued(std::move(item).value(), sender, trace);
-    return Envelope::make_unqueued(std::move(item).error(), sender, trace);
+    if (item) return detail::EnvelopeAccess::make_unqueued(std::move(item).value(), sender, trace);
+    return detail::EnvelopeAccess::make_unqueued(std::move(item).error(), sender, trace);
   }
 };
 }  // namespace detail

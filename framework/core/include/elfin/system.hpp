@@ -34,7 +34,9 @@
 #include <elfin/addr.hpp>
 #include <elfin/config.hpp>
 #include <elfin/result.hpp>
+#include <elfin/start_error.hpp>
 #include <elfin/telemetry.hpp>
+#include <elfin/time_error.hpp>
 #include <elfin/topology.hpp>
 
 namespace elfin {
@@ -80,11 +82,10 @@ struct StartOptions {
 
 class System {
  public:
-  [[nodiscard]] static Result<System, std::string> start(Topology topology, StartOptions options = {});
+  [[nodiscard]] static Result<System, StartError> start(Topology topology, StartOptions options = {});
   /// Every check `start` makes (messages, topology, configs), without starting anything.
   /// On success, the warnings (unknown keys, sections that match no group).
-  [[nodiscard]] static Result<std::vector<std::string>, std::string> check(Topology topology,
-                                                                           StartOptions options = {});
+  [[nodiscard]] static Result<std::vector<std::string>, StartError> check(Topology topology, StartOptions options = {});
 
   System(System&&) noexcept;
   System& operator=(System&&) noexcept;
@@ -104,7 +105,7 @@ class System {
   /// before the first and after each instant's timers, waiting until no actor is queued or running
   /// (up to `settle_timeout` of real time each, else an error). Chains of timers (an interval's
   /// ticks, restart backoffs) play out within this one call. An error in real time.
-  [[nodiscard]] Result<void, std::string> advance_time(
+  [[nodiscard]] Result<void, TimeError> advance_time(
       std::chrono::nanoseconds by, std::chrono::milliseconds settle_timeout = std::chrono::milliseconds(5000));
 
   /// The address of a group, or the null address.

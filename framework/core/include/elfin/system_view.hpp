@@ -44,7 +44,7 @@ class SystemView {
   /// Checks `section` against the group's config type and the `system` table; applies nothing.
   [[nodiscard]] ConfigReport check_config(std::string_view group, const AnyConfig& section) const;
   /// Decodes and stores `section` as the group's config (its actors see it after UpdateConfig).
-  [[nodiscard]] Result<void, std::string> apply_config(std::string_view group, const AnyConfig& section) const;
+  [[nodiscard]] Result<void, ConfigError> apply_config(std::string_view group, const AnyConfig& section) const;
   /// The group's section as last applied.
   [[nodiscard]] AnyConfig applied_config(std::string_view group) const;
   /// The config file the system was started from (StartOptions::config_path), or "".

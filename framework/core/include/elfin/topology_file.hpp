@@ -44,6 +44,7 @@
 #include <elfin/result.hpp>
 #include <elfin/system.hpp>
 #include <elfin/topology.hpp>
+#include <elfin/topology_error.hpp>
 
 namespace elfin {
 
@@ -61,11 +62,11 @@ struct TopologyFile {
 };
 
 /// Parses a topology document; `base_dir` resolves a relative config path.
-[[nodiscard]] Result<TopologyFile, std::string> parse_topology_file(std::string_view toml, std::string_view source,
-                                                                    const BlueprintRegistry& registry,
-                                                                    std::string_view base_dir = ".");
+[[nodiscard]] Result<TopologyFile, TopologyError> parse_topology_file(std::string_view toml, std::string_view source,
+                                                                      const BlueprintRegistry& registry,
+                                                                      std::string_view base_dir = ".");
 /// Reads and parses a topology file.
-[[nodiscard]] Result<TopologyFile, std::string> load_topology_file(const std::string& path,
-                                                                   const BlueprintRegistry& registry);
+[[nodiscard]] Result<TopologyFile, TopologyError> load_topology_file(const std::string& path,
+                                                                     const BlueprintRegistry& registry);
 
 }  // namespace elfin

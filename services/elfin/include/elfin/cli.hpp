@@ -34,9 +34,9 @@ void register_framework(BlueprintRegistry& registry);
 /// Loads a topology file for `run`/`check`: `config_override` (if not empty) replaces the file's
 /// config, and a `system.configurers` group (the configurer, entrypoint) is added unless the file
 /// declares one. Errors name the file and line.
-[[nodiscard]] Result<TopologyFile, std::string> load_node(const std::string& topology_path,
-                                                          const std::string& config_override,
-                                                          const BlueprintRegistry& registry);
+[[nodiscard]] Result<TopologyFile, TopologyError> load_node(const std::string& topology_path,
+                                                            const std::string& config_override,
+                                                            const BlueprintRegistry& registry);
 
 /// Runs the command line; returns the process exit code.
 [[nodiscard]] int main(int argc, char** argv, const BlueprintRegistry& registry);

@@ -34,6 +34,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -46,7 +47,7 @@
 #include <elfin/addr.hpp>
 #include <elfin/detail/actor_telemetry.hpp>
 #include <elfin/detail/key_text.hpp>
-#include <elfin/detail/mailbox.hpp>
+#include <elfin/detail/pop_result.hpp>
 #include <elfin/detail/restart_backoff.hpp>
 #include <elfin/detail/source.hpp>
 #include <elfin/detail/spin_lock.hpp>
@@ -60,6 +61,7 @@
 namespace elfin::detail {
 
 class GroupRuntime;
+class Mailbox;
 class RequestStateBase;
 
 using PollFn = bool (*)(void* awaiter);
@@ -70,6 +72,11 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
  public:
   /// Messages an actor may take in one run before it yields to others (elfo's coop budget).
   static constexpr std::uint32_t kRecvBudget = 64;
+  // The mailbox lives inside the cell, as a member would (no allocation or pointer to follow on a
+  // send), but its type stays out of the public headers: its room is reserved here and checked
+  // against Mailbox's size and alignment where it is built (actor_cell.cpp).
+  static constexpr std::size_t kMailboxSize = 128;
+  static constexpr std::size_t kMailboxAlign = 8;
 
   ActorCell(GroupRuntime& group, bool external);
   ActorCell(const ActorCell&) = delete;
@@ -87,7 +94,12 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   [[nodiscard]] ActorMeta meta() const;
   /// False for actors of a singleton group (their key says nothing).
   [[nodiscard]] virtual bool has_key() const = 0;
-  [[nodiscard]] Mailbox& mailbox() { return mailbox_; }
+  /// The actor's mailbox (the runtime's type: elfin/internal/mailbox.hpp).
+  /// Inline, and defined with Mailbox (the runtime's code, which includes it, is what calls it).
+  [[nodiscard]] inline Mailbox& mailbox();
+  /// Closes the mailbox: what is queued is still taken, then the input ends. False if already closed.
+  bool close_mailbox();
+  void set_mailbox_capacity(std::size_t capacity);
   [[nodiscard]] bool is_external() const { return external_; }
 
   /// Makes the actor run (or re-poll) soon. Any thread.
@@ -132,7 +144,7 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   /// from the mailbox or an attached source. The two take turns whenever both have something, so
   /// neither a busy source nor a busy mailbox starves the other. A closed and drained mailbox
   /// ends the actor's input even if sources remain.
-  Mailbox::PopResult take_next(Envelope& out);
+  PopResult take_next(Envelope& out);
   /// The actor called recv but takes nothing now (its mailbox is empty, or it spent its budget
   /// and yields first): the message it was handling is done.
   void end_handling();
@@ -159,7 +171,7 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
  private:
   GroupRuntime* group_;
   Addr addr_;
-  Mailbox mailbox_;
+  alignas(kMailboxAlign) std::byte mailbox_[kMailboxSize];
   TraceId trace_id_;
   ActorStatus status_;  // written under status_mu_ by the owner, read without it by the owner
   mutable SpinLock status_mu_;

@@ -113,12 +113,12 @@ class [[nodiscard]] RecvAwaitable {
  private:
   bool take() {
     switch (self_->take_next(envelope_)) {
-      case Mailbox::PopResult::Item:
+      case PopResult::Item:
         return true;
-      case Mailbox::PopResult::Closed:
+      case PopResult::Closed:
         closed_ = true;
         return true;
-      case Mailbox::PopResult::Empty:
+      case PopResult::Empty:
         break;
     }
     return false;

@@ -16,6 +16,11 @@
 #include <elfin/dumping.hpp>
 #include <elfin/envelope.hpp>
 
+namespace elfin::dumping {
+struct Dump;
+class DumpStorage;
+}  // namespace elfin::dumping
+
 namespace elfin::detail {
 
 class ActorCell;

@@ -1,6 +1,6 @@
 // GroupRuntime: one mounted actor group inside a running system — its inner router, its actors
 // (spawned on demand), its config, its termination, and its supervision: restarts with backoff
-// and status subscriptions. The typed part lives in Supervisor<C, K>.
+// and status subscriptions (held in a StatusSubscriptions). The typed part lives in Supervisor<C, K>.
 //
 // Restarts: when an actor's exec ends and the policy in force restarts it, its cell stays in the
 // group (so routing finds it and spawns no other actor for the key) with its mailbox open, so
@@ -29,6 +29,7 @@
 #include <elfin/detail/group_dumping.hpp>
 #include <elfin/detail/group_logging.hpp>
 #include <elfin/detail/group_telemetry.hpp>
+#include <elfin/detail/status_subscriptions.hpp>
 #include <elfin/detail/targets.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/restart_policy.hpp>
@@ -78,7 +79,7 @@ class GroupRuntime {
   /// Outcome says. Any thread.
   virtual void resolve(const Envelope& envelope, Targets& out) = 0;
   /// Decodes and stores a new config; actors pick it up on their next `recv` of UpdateConfig.
-  [[nodiscard]] virtual Result<void, std::string> apply_config(const AnyConfig& config) = 0;
+  [[nodiscard]] virtual Result<void, ConfigError> apply_config(const AnyConfig& config) = 0;
   /// Checks a config without applying it: values that do not fit the group's config type or the
   /// `system` table are errors, unknown keys warnings. Any thread.
   [[nodiscard]] virtual ConfigReport check_config(const AnyConfig& config) const = 0;
@@ -152,7 +153,7 @@ class GroupRuntime {
     LogLevel log_level = LogLevel::Info;
     std::uint64_t log_rate_per_level = LoggingConfig{}.max_rate_per_level;
   };
-  [[nodiscard]] static Result<SystemConfig, std::string> decode_system_config(const AnyConfig& config);
+  [[nodiscard]] static Result<SystemConfig, ConfigError> decode_system_config(const AnyConfig& config);
   void apply_system_config(const SystemConfig& config);
   /// Abandons the actors waiting for a restart (termination). Any thread.
   void abandon_restarts();
@@ -188,11 +189,7 @@ class GroupRuntime {
   bool restarts_allowed_ = true;                     // guarded by restart_mu_
   std::unordered_map<ActorCell*, Waiting> waiting_;  // guarded by restart_mu_
 
-  // Status subscribers. `has_subscribers_` lets status changes skip the lock while nobody listens;
-  // see publish_status for why no change is missed.
-  std::mutex subscribers_mu_;
-  std::vector<Addr> subscribers_;  // guarded by subscribers_mu_
-  std::atomic<bool> has_subscribers_{false};
+  StatusSubscriptions status_subscriptions_;
 };
 
 // The non-template parts of spawning and finishing, implemented by the system.

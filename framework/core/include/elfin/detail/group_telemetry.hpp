@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include <elfin/actor_status.hpp>
-#include <elfin/detail/metrics_storage.hpp>
+#include <elfin/detail/group_series.hpp>
 #include <elfin/detail/telemetry_clock.hpp>
 #include <elfin/message.hpp>
 #include <elfin/telemetry.hpp>
@@ -24,6 +24,8 @@ namespace elfin::detail {
 
 class ActorCell;
 class GroupRuntime;
+class MetricsStorage;
+struct MetricKey;
 
 class GroupTelemetry {
  public:

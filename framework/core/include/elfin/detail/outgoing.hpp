@@ -19,7 +19,7 @@ namespace elfin::detail {
 /// request gets the correlation id its responses' dumps will share.
 inline void observe_outgoing(ActorCell& cell, const Envelope& envelope) {
   if (auto& dumps = cell.group().dumping(); dumps.active()) {
-    if (RequestStateBase* request = envelope.block()->request.get()) {
+    if (RequestStateBase* request = EnvelopeAccess::block(envelope)->request.get()) {
       request->mark_dumped(next_correlation_id(), &envelope.vtable());
     }
     dumps.record(cell, dumping::Direction::Out, envelope);

@@ -69,7 +69,7 @@ class Supervisor final : public GroupRuntime {
     }
   }
 
-  Result<void, std::string> apply_config(const AnyConfig& config) override {
+  Result<void, ConfigError> apply_config(const AnyConfig& config) override {
     auto decoded = config.decode<C>();
     if (!decoded) return Err{std::move(decoded).error()};
     auto system_config = decode_system_config(config);
@@ -111,7 +111,9 @@ class Supervisor final : public GroupRuntime {
     return n;
   }
 
-  Task<> make_task(ActorCell& cell) override { return exec_(Context<C, K>{static_cast<KeyedCell<K>*>(&cell)}); }
+  Task<> make_task(ActorCell& cell) override {
+    return exec_(ActorCellAccess::make<Context<C, K>>(static_cast<KeyedCell<K>*>(&cell)));
+  }
 
   void for_each_actor(const std::function<void(ActorCell&)>& f) override {
     for (Shard& shard : shards_) {
@@ -160,11 +162,11 @@ class Supervisor final : public GroupRuntime {
 
   std::shared_ptr<ActorCell> spawn_locked(Shard& shard, const K& key) {
     auto cell = std::make_shared<KeyedCell<K>>(*this, key, traits().external);
-    cell->mailbox().set_capacity(mailbox_capacity());
+    cell->set_mailbox_capacity(mailbox_capacity());
     cell->set_config(current_config());
     register_actor(system(), cell, group_no());
     if (exec_) {
-      cell->task_ = exec_(Context<C, K>{cell.get()});
+      cell->task_ = exec_(ActorCellAccess::make<Context<C, K>>(cell.get()));
       // Not runnable until start_actor: a sender that finds it first only queues its message.
       cell->sched_.store(SchedState::Dead, std::memory_order_relaxed);
     }

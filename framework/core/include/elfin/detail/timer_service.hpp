@@ -28,6 +28,7 @@
 #include <utility>
 
 #include <elfin/result.hpp>
+#include <elfin/time_error.hpp>
 
 namespace elfin::detail {
 
@@ -61,8 +62,8 @@ class TimerService {
   /// `now()` to it, fires every timer due then (including ones those callbacks add for the same
   /// instant), then calls `settle`; an error from `settle` stops the advance and is returned. Time
   /// never goes backwards: an `until` in the past changes nothing but still fires overdue timers.
-  [[nodiscard]] Result<void, std::string> advance_to(TimePoint until,
-                                                     const std::function<Result<void, std::string>()>& settle);
+  [[nodiscard]] Result<void, TimeError> advance_to(TimePoint until,
+                                                   const std::function<Result<void, TimeError>()>& settle);
 
   /// Stops the timer thread and drops every pending timer (callbacks are destroyed, not run).
   /// Later `schedule_*` calls are accepted and never fire. Called by the system when it stops;

@@ -49,6 +49,9 @@ using ConfigIssues = std::vector<ConfigIssue>;
 /// Turns issues into report lines naming file, line, scope and key path.
 void report_config_issues(const AnyConfig& config, const ConfigIssues& issues, std::string_view scope,
                           ConfigReport& report);
+/// The ConfigError for a report with errors (fields from the first error issue), or nullopt.
+[[nodiscard]] std::optional<ConfigError> config_error_of(const AnyConfig& config, const ConfigIssues& issues,
+                                                         const ConfigReport& report);
 
 /// What a config value of type T must look like, in words.
 template <class T>
@@ -155,17 +158,12 @@ void decode_config_struct(const msgpack::object& o, C& out, const std::string& p
   }
 }
 
-}  // namespace elfin::detail
-
-namespace elfin {
-
 template <class C>
-C AnyConfig::decode_reporting(ConfigReport& report, std::string_view scope, bool group_section) const {
+C decode_config_issues(const std::string& bytes, ConfigIssues& issues, bool group_section) {
   C config{};
-  detail::ConfigIssues issues;
-  auto handle = msgpack::unpack(bytes_->data(), bytes_->size());
-  if constexpr (detail::ConfigStruct<C>) {
-    detail::decode_config_struct(handle.get(), config, "", issues, group_section);
+  auto handle = msgpack::unpack(bytes.data(), bytes.size());
+  if constexpr (ConfigStruct<C>) {
+    decode_config_struct(handle.get(), config, "", issues, group_section);
   } else {
     try {
       handle.get().convert(config);
@@ -173,19 +171,28 @@ C AnyConfig::decode_reporting(ConfigReport& report, std::string_view scope, bool
       issues.push_back({"", std::string("does not fit the config type: ") + e.what()});
     }
   }
+  return config;
+}
+
+}  // namespace elfin::detail
+
+namespace elfin {
+
+template <class C>
+C AnyConfig::decode_reporting(ConfigReport& report, std::string_view scope, bool group_section) const {
+  detail::ConfigIssues issues;
+  C config = detail::decode_config_issues<C>(*bytes_, issues, group_section);
   detail::report_config_issues(*this, issues, scope, report);
   return config;
 }
 
 template <class C>
-Result<C, std::string> AnyConfig::decode() const {
+Result<C, ConfigError> AnyConfig::decode() const {
+  detail::ConfigIssues issues;
+  C config = detail::decode_config_issues<C>(*bytes_, issues, true);
   ConfigReport report;
-  C config = decode_reporting<C>(report, "", true);
-  if (!report.ok()) {
-    std::string text = report.errors.front();
-    for (std::size_t i = 1; i < report.errors.size(); ++i) text += "; " + report.errors[i];
-    return Err{std::move(text)};
-  }
+  detail::report_config_issues(*this, issues, "", report);
+  if (auto error = detail::config_error_of(*this, issues, report)) return Err{std::move(*error)};
   return config;
 }
 

@@ -37,6 +37,7 @@
 
 #include <elfin/dumper/dump_format.hpp>
 #include <elfin/dumping.hpp>
+#include <elfin/internal/dump_storage.hpp>
 
 namespace elfin::dumper {
 

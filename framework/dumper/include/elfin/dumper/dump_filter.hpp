@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include <elfin/dumper/dump_argument_error.hpp>
 #include <elfin/dumper/dump_record.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/result.hpp>
@@ -30,12 +31,12 @@ struct DumpFilter {
 };
 
 /// A trace id as written in dumps and logs (decimal).
-[[nodiscard]] Result<std::uint64_t, std::string> parse_trace_id(std::string_view text);
+[[nodiscard]] Result<std::uint64_t, DumpArgumentError> parse_trace_id(std::string_view text);
 /// A time bound: RFC 3339 ("2026-11-22T10:00:00Z", fractions and "+02:00" offsets allowed), unix
 /// nanoseconds, or a duration before `now_ns` written with a minus sign ("-10m").
-[[nodiscard]] Result<std::uint64_t, std::string> parse_time_bound(std::string_view text, std::uint64_t now_ns);
+[[nodiscard]] Result<std::uint64_t, DumpArgumentError> parse_time_bound(std::string_view text, std::uint64_t now_ns);
 /// "in" / "out" (any case).
-[[nodiscard]] Result<Direction, std::string> parse_direction(std::string_view text);
+[[nodiscard]] Result<Direction, DumpArgumentError> parse_direction(std::string_view text);
 /// Timestamps print as log lines do.
 using elfin::format_timestamp;
 

@@ -22,6 +22,7 @@
 
 #include <elfin/dumper/dump_record.hpp>
 #include <elfin/dumping.hpp>
+#include <elfin/internal/dump_storage.hpp>
 
 namespace elfin::dumper {
 

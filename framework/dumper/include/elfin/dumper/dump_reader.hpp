@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <elfin/dumper/dump_filter.hpp>
+#include <elfin/dumper/dump_read_error.hpp>
 #include <elfin/dumper/dump_record.hpp>
 #include <elfin/result.hpp>
 
@@ -37,9 +38,9 @@ using OnMalformed = std::function<void(const MalformedLine&)>;
 
 /// Reads every file, keeps the records `filter` matches, sorted by time. Fails only when a file
 /// cannot be opened (the error names it).
-[[nodiscard]] Result<std::vector<DumpRecord>, std::string> read_dumps(const std::vector<std::string>& files,
-                                                                      const DumpFilter& filter, ReadStats& stats,
-                                                                      const OnMalformed& on_malformed);
+[[nodiscard]] Result<std::vector<DumpRecord>, DumpReadError> read_dumps(const std::vector<std::string>& files,
+                                                                        const DumpFilter& filter, ReadStats& stats,
+                                                                        const OnMalformed& on_malformed);
 
 /// Orders records by time; ties by group, then sequence number.
 void sort_by_time(std::vector<DumpRecord>& records);
@@ -52,9 +53,9 @@ struct FollowOptions {
 
 /// Tails `file` like `tail -F`: hands over every matching record as its line completes, reopens the
 /// file when it is replaced or truncated (logrotate), and returns when `stop` becomes true.
-[[nodiscard]] Result<void, std::string> follow_dump(const std::string& file, const DumpFilter& filter, ReadStats& stats,
-                                                    const OnMalformed& on_malformed,
-                                                    const std::function<void(const DumpRecord&)>& on_record,
-                                                    const std::atomic<bool>& stop, FollowOptions options = {});
+[[nodiscard]] Result<void, DumpReadError> follow_dump(const std::string& file, const DumpFilter& filter,
+                                                      ReadStats& stats, const OnMalformed& on_malformed,
+                                                      const std::function<void(const DumpRecord&)>& on_record,
+                                                      const std::atomic<bool>& stop, FollowOptions options = {});
 
 }  // namespace elfin::dumper

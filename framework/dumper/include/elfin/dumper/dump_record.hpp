@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 
+#include <elfin/dumper/dump_read_error.hpp>
 #include <elfin/result.hpp>
 
 namespace elfin::dumper {
@@ -56,7 +57,7 @@ struct DumpRecord {
 /// Appends `record` as one JSON object and a newline to `out`.
 void append_json_line(const DumpRecord& record, std::string& out);
 /// Parses one line; the error says which field is missing or has the wrong type.
-[[nodiscard]] Result<DumpRecord, std::string> parse_dump_line(std::string_view line);
+[[nodiscard]] Result<DumpRecord, DumpReadError> parse_dump_line(std::string_view line);
 
 /// Appends `text` as a JSON string literal (quoted, escaped) to `out`.
 void append_json_string(std::string_view text, std::string& out);

@@ -151,7 +151,7 @@ class Proxy {
   Envelope make(M message, MessageKind kind = MessageKind::Regular,
                 std::shared_ptr<detail::RequestStateBase> request = nullptr) const {
     Envelope envelope = Envelope::make(std::move(message), addr(), trace_id(), kind);
-    envelope.block()->request = std::move(request);
+    detail::EnvelopeAccess::block(envelope)->request = std::move(request);
     detail::observe_outgoing(*cell_, envelope);
     return envelope;
   }

@@ -1,5 +1,7 @@
 // Mailbox: the bounded multi-producer, single-consumer queue of one actor.
 //
+// Internal to the runtime: an ActorCell keeps its mailbox inline, but only the runtime sees its type.
+//
 // Producers append under a short spin lock (elfin/detail/spin_lock.hpp: it yields the thread after
 // a few dozen spins, for a preempted holder); the consumer swaps the whole shared buffer for its
 // own drained one in one locked step and then pops without locking. A std::mutex here parked
@@ -20,12 +22,15 @@
 
 #include <atomic>
 #include <cstddef>
+#include <new>
 #include <vector>
 
-#include <elfin/detail/ring_buffer.hpp>
+#include <elfin/detail/actor_cell.hpp>
+#include <elfin/detail/pop_result.hpp>
 #include <elfin/detail/spin_lock.hpp>
 #include <elfin/detail/waker.hpp>
 #include <elfin/envelope.hpp>
+#include <elfin/internal/ring_buffer.hpp>
 
 namespace elfin::detail {
 
@@ -34,7 +39,7 @@ class Mailbox {
   static constexpr std::size_t kDefaultCapacity = 100;
 
   enum class PushResult : unsigned char { Ok, Full, Closed };
-  enum class PopResult : unsigned char { Item, Empty, Closed };
+  using PopResult = detail::PopResult;
 
   explicit Mailbox(std::size_t capacity = kDefaultCapacity) : capacity_(capacity) {}
 
@@ -68,5 +73,7 @@ class Mailbox {
   std::atomic<std::size_t> capacity_;
   std::atomic<bool> has_waiters_{false};
 };
+
+inline Mailbox& ActorCell::mailbox() { return *std::launder(reinterpret_cast<Mailbox*>(mailbox_)); }
 
 }  // namespace elfin::detail

@@ -7,7 +7,7 @@
 // own drained one in one locked step and then pops without locking. A std::mutex here parked
 // contending threads in futex calls (about one per four messages of a 2→1 stream) and cost 7–20%
 // on the 1→1, ping-pong and fan-out benchmarks; the network's figures, with a second process on
-// the same cores, did not move (tests/bench/README.md, session 7).
+// the same cores, did not move (tests/bench/README.md, "The mailbox lock is a spin lock").
 // Because every append is ordered by the lock, the queue is linearizable, so two messages from one
 // sender arrive in the order they were sent even when the sending actor resumed on another thread
 // between the two sends (moodycamel's queue only orders per producing *thread*, which is why it is

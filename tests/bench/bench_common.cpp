@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <elfin/internal/dump_storage.hpp>
 #include <elfin/system.hpp>
 
 #if defined(ELFIN_HAVE_CAF)

@@ -341,7 +341,7 @@ int serve(std::uint16_t port) {
   options.config_toml = network_config(fmt::format("127.0.0.1:{}", port), "");
   auto system = elfin::System::start(std::move(topology), std::move(options));
   if (!system) {
-    std::fprintf(stderr, "bench_network --serve: %s\n", system.error().c_str());
+    std::fprintf(stderr, "bench_network --serve: %s\n", system.error().message().c_str());
     return 1;
   }
   char byte = 0;

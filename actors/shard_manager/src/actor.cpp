@@ -190,7 +190,7 @@ class Manager {
     auto next = request.config.decode<Config>();
     std::string verdict;
     if (!next) {
-      verdict = next.error();
+      verdict = next.error().message();
     } else if (auto problems = validate(*next, request.config); !problems.empty()) {
       verdict = fmt::format("{}", fmt::join(problems, "\n"));
     } else if (started_ && hashing::ShardFunction::parse(next->shard_function)->to_string() != function_.to_string()) {

@@ -239,7 +239,7 @@ class WalActor {
       auto token = envelope.take_token<ValidateConfig>();
       auto next = envelope.get<ValidateConfig>()->config.decode<Config>();
       if (!next) {
-        std::move(token).respond(next.error());
+        std::move(token).respond(next.error().message());
         return;
       }
       const auto errors = validate_change(config_, *next);

@@ -47,5 +47,5 @@ TEST_CASE("shard manager: a config of the wrong type is refused with its line", 
   REQUIRE(section);
   auto config = section->decode<Config>();
   REQUIRE_FALSE(config);
-  CHECK(config.error().find("manager.toml:1") != std::string::npos);
+  CHECK(config.error().message().find("manager.toml:1") != std::string::npos);
 }

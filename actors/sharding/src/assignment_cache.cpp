@@ -72,6 +72,12 @@ std::vector<std::uint32_t> AssignmentCache::owned() const {
   return shards;
 }
 
+std::optional<std::uint64_t> AssignmentCache::held_epoch(std::uint32_t shard) const {
+  std::shared_lock lock(mutex_);
+  if (auto it = own_.find(shard); it != own_.end()) return it->second;
+  return std::nullopt;
+}
+
 NotOwner AssignmentCache::not_owner(std::uint32_t shard) const {
   const Route r = route(shard);
   return NotOwner{shard, r.epoch, r.owner};
@@ -152,8 +158,22 @@ std::vector<std::shared_ptr<EntityHost>> AssignmentCache::hosts() const {
   return hosts;
 }
 
-void AssignmentCache::stop_entities(const std::set<std::uint32_t>& shards) const {
-  for (const auto& host : hosts()) host->stop(shards);
+std::vector<std::uint64_t> AssignmentCache::stop_entities(const std::set<std::uint32_t>& shards) const {
+  std::vector<std::uint64_t> actors;
+  for (const auto& host : hosts()) {
+    auto some = host->stop(shards);
+    actors.insert(actors.end(), some.begin(), some.end());
+  }
+  return actors;
+}
+
+std::vector<std::uint64_t> AssignmentCache::idle_entities(std::chrono::nanoseconds max_idle) const {
+  std::vector<std::uint64_t> actors;
+  for (const auto& host : hosts()) {
+    auto some = host->idle(max_idle);
+    actors.insert(actors.end(), some.begin(), some.end());
+  }
+  return actors;
 }
 
 std::size_t AssignmentCache::running_entities(const std::set<std::uint32_t>& shards) const {

@@ -41,6 +41,10 @@ struct RefreshTick {
   ELFIN_MESSAGE(sharding_pod, RefreshTick);
 };
 
+struct PassivateTick {
+  ELFIN_MESSAGE(sharding_pod, PassivateTick);
+};
+
 /// Whether the entities a stop waits for are gone yet.
 struct StopCheck {
   std::uint64_t op = 0;

@@ -1,6 +1,7 @@
 // The pod's sharding actor: registration, the manager's commands, the map, and graceful stop.
 // Every request to the manager runs as a stream next to the mailbox and every wait is a Delay, so
 // the actor always answers the manager's PingPod at once (the manager pings while it registers).
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -117,6 +118,9 @@ class Pod {
     cache_->set_self(self, ctx_.addr().raw());
     refresh_ = ctx_.attach(Interval(RefreshTick{}));
     refresh_->start(config().refresh_interval);
+    // Idle entities are found within a quarter of entity_max_idle_time after they became idle.
+    passivate_ = ctx_.attach(Interval(PassivateTick{}));
+    passivate_->start(std::max(config().entity_max_idle_time / 4, std::chrono::milliseconds{1}));
     publish();
     fetch();
   }
@@ -160,6 +164,8 @@ class Pod {
                   cache_->epoch());
         fetch();
       }
+    } else if (envelope.is<PassivateTick>()) {
+      passivate();
     } else if (const auto* check = envelope.get<StopCheck>()) {
       poll_stop(check->op, false);
     } else if (const auto* deadline = envelope.get<StopDeadline>()) {
@@ -275,7 +281,7 @@ class Pod {
 
   void begin_stop(std::set<std::uint32_t> shards, std::optional<ResponseToken<UnassignShards>> token, bool drain) {
     const std::uint64_t op = ++next_op_;
-    cache_->stop_entities(shards);
+    terminate(cache_->stop_entities(shards));
     stops_.emplace(op, Stop{std::move(shards), std::move(token)});
     if (drain) drain_op_ = op;
     ctx_.attach(Delay(config().entity_termination_timeout, StopDeadline{op}));
@@ -306,6 +312,18 @@ class Pod {
     }
   }
 
+  /// Sends the termination message to entity actors; they finish what they are handling first.
+  void terminate(const std::vector<std::uint64_t>& actors) {
+    for (auto actor : actors) std::ignore = ctx_.unbounded_send_to(Addr{actor}, Terminate{});
+  }
+
+  void passivate() {
+    const auto idle = cache_->idle_entities(config().entity_max_idle_time);
+    if (idle.empty()) return;
+    metrics::increment_counter("sharding_entity_passivations_total", idle.size());
+    terminate(idle);
+  }
+
   void publish() {
     metrics::set_gauge("sharding_pod_owned_shards", static_cast<double>(cache_->owned().size()));
     metrics::set_gauge("sharding_pod_map_epoch", static_cast<double>(cache_->map_epoch()));
@@ -315,6 +333,7 @@ class Pod {
   std::shared_ptr<AssignmentCache> cache_;
   std::uint64_t incarnation_;
   std::optional<Interval<RefreshTick>> refresh_;
+  std::optional<Interval<PassivateTick>> passivate_;
   bool registered_ = false;
   bool registering_ = false;
   bool fetching_ = false;

@@ -23,9 +23,12 @@
 #include <elfin/actors/shard_manager.hpp>
 #include <elfin/actors/sharding.hpp>
 #include <elfin/elfin.hpp>
+#include <elfin/sharding/manager_protocol.hpp>
+#include <elfin/sharding/pod_protocol.hpp>
 #include <elfin/testing/proxy.hpp>
 
 #include "../temp_dir.hpp"
+#include "carts.hpp"
 
 namespace elfin::test {
 
@@ -47,13 +50,15 @@ class FakeHost final : public sharding::EntityHost {
  public:
   explicit FakeHost(std::shared_ptr<sharding::AssignmentCache> cache) : cache_(std::move(cache)) {}
 
-  void stop(const std::set<std::uint32_t>& shards) override {
+  std::vector<std::uint64_t> stop(const std::set<std::uint32_t>& shards) override {
     std::lock_guard lock(mutex_);
     for (auto shard : shards) {
       asked_.insert(shard);
       if (prompt_) stopped_.insert(shard);
     }
+    return {};  // no actors: the test stops them
   }
+  std::vector<std::uint64_t> idle(std::chrono::nanoseconds) override { return {}; }
   std::size_t running(const std::set<std::uint32_t>& shards) const override {
     std::lock_guard lock(mutex_);
     std::size_t n = 0;
@@ -95,12 +100,16 @@ class PodCluster {
   static constexpr std::uint32_t kShards = 16;
 
   /// `pods` pods named pod1..podN; regular rounds every `rebalance_interval`.
-  explicit PodCluster(std::size_t pods, std::string rebalance_interval = "50ms", bool with_manager = true) {
+  /// `carts`: each pod runs a cart entity group `carts<N>` instead of a FakeHost.
+  explicit PodCluster(std::size_t pods, std::string rebalance_interval = "50ms", bool with_manager = true,
+                      bool carts = false, std::string pod_extra = "")
+      : carts_(carts), pod_extra_(std::move(pod_extra)) {
     for (std::size_t i = 1; i <= pods; ++i) {
       auto cache = std::make_shared<sharding::AssignmentCache>();
       caches_.push_back(cache);
       hosts_.push_back(std::make_shared<FakeHost>(cache));
-      cache->add_host(hosts_.back());
+      registries_.push_back(std::make_shared<sharding::EntityRegistry>());
+      if (!carts) cache->add_host(hosts_.back());
     }
     proxy_ = std::make_unique<testing::Proxy>(start(std::move(rebalance_interval), with_manager));
   }
@@ -111,6 +120,17 @@ class PodCluster {
     return sharding::PodRef{fmt::format("pod-{}", pod), 1000 + pod};
   }
   [[nodiscard]] testing::Proxy& proxy() { return *proxy_; }
+  [[nodiscard]] sharding::EntityRegistry& registry(std::size_t pod) { return *registries_.at(pod - 1); }
+  [[nodiscard]] CartWorld& carts() { return *world_; }
+  [[nodiscard]] Addr carts_of(std::size_t pod) { return proxy_->system().group_addr(fmt::format("carts{}", pod)); }
+  /// The pod whose cache says it owns `cart`'s shard now (0: none).
+  std::size_t owner_of(const std::string& cart) {
+    const auto shard = function_.shard_of(cart).value();
+    for (std::size_t i = 1; i <= caches_.size(); ++i) {
+      if (caches_[i - 1]->owns(shard)) return i;
+    }
+    return 0;
+  }
   [[nodiscard]] Addr group(std::size_t pod) { return proxy_->system().group_addr(fmt::format("pod{}", pod)); }
 
   /// From now on the pods' requests to the manager reach no one (it is down as far as they see).
@@ -159,6 +179,19 @@ rebalance_rate = 1.0
       // The manager "goes down" for the pods when the test says so: their requests reach no one.
       pod.route_to(manager,
                    [down = manager_down_](const Envelope& e) { return e.protocol() == "sharding" && !down->load(); });
+      if (carts_) {
+        sharding::EntityOptions options;
+        options.cache = caches_[i - 1];
+        options.shard_function = fmt::format("jump-xxh64/1:{}", kShards);
+        options.entity_id = cart_id;
+        options.registry = registries_[i - 1];
+        const std::string address = ref(i).address;
+        topology.local(fmt::format("carts{}", i))
+            .mount(
+                sharding::entities(std::move(options), [world = world_, address](Context<NoConfig, std::string> ctx) {
+                  return cart(std::move(ctx), world, address);
+                }));
+      }
       config += fmt::format(R"(
 [{}]
 address = "{}"
@@ -166,8 +199,9 @@ shard_function = "jump-xxh64/1:{}"
 retry_interval = "20ms"
 refresh_interval = "50ms"
 entity_termination_timeout = "5s"
+{}
 )",
-                            name, ref(i).address, kShards);
+                            name, ref(i).address, kShards, pod_extra_);
     }
     StartOptions start;
     start.config_toml = std::move(config);
@@ -175,6 +209,11 @@ entity_termination_timeout = "5s"
   }
 
   std::shared_ptr<std::atomic<bool>> manager_down_ = std::make_shared<std::atomic<bool>>(false);
+  bool carts_ = false;
+  std::string pod_extra_;
+  std::shared_ptr<CartWorld> world_ = std::make_shared<CartWorld>();
+  std::vector<std::shared_ptr<sharding::EntityRegistry>> registries_;
+  hashing::ShardFunction function_ = hashing::ShardFunction::parse(fmt::format("jump-xxh64/1:{}", kShards)).value();
   TempDir dir_;
   std::vector<std::shared_ptr<sharding::AssignmentCache>> caches_;
   std::vector<std::shared_ptr<FakeHost>> hosts_;

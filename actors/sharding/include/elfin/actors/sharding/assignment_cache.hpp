@@ -17,6 +17,7 @@
 // Thread safety: every member may be called from any thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -34,14 +35,18 @@
 
 namespace elfin::sharding {
 
-/// Something running entities on this pod (an entity group). Called by the sharding actor.
+/// Something running entities on this pod (an entity group). Called by the sharding actor,
+/// which sends the termination message (elfin::Terminate) to the actors whose addresses it gets.
 class EntityHost {
  public:
   virtual ~EntityHost() = default;
-  /// Asks every local entity of `shards` to stop (their termination message); returns at once.
-  virtual void stop(const std::set<std::uint32_t>& shards) = 0;
+  /// The actors (raw addresses) of the entities of `shards` to stop now; they count as
+  /// stopping from here on.
+  virtual std::vector<std::uint64_t> stop(const std::set<std::uint32_t>& shards) = 0;
   /// How many entities of `shards` still run.
   [[nodiscard]] virtual std::size_t running(const std::set<std::uint32_t>& shards) const = 0;
+  /// The actors of the entities nothing was routed to for `max_idle` (to passivate).
+  virtual std::vector<std::uint64_t> idle(std::chrono::nanoseconds max_idle) = 0;
 };
 
 /// Where a shard's messages go, as this pod sees it now.
@@ -69,6 +74,8 @@ class AssignmentCache {
   [[nodiscard]] Route route(std::uint32_t shard) const;
   [[nodiscard]] bool owns(std::uint32_t shard) const;
   [[nodiscard]] std::vector<std::uint32_t> owned() const;
+  /// The epoch at which this pod was given `shard`, if it holds it.
+  [[nodiscard]] std::optional<std::uint64_t> held_epoch(std::uint32_t shard) const;
   /// The answer a pod gives a sender for a shard it does not own.
   [[nodiscard]] NotOwner not_owner(std::uint32_t shard) const;
   /// Every pod of the newest map (for broadcasts and node selection).
@@ -89,8 +96,10 @@ class AssignmentCache {
 
   // --- entity hosts ----------------------------------------------------------------------
   void add_host(std::weak_ptr<EntityHost> host);
-  /// Asks every host to stop the entities of `shards`.
-  void stop_entities(const std::set<std::uint32_t>& shards) const;
+  /// The actors of every host's entities of `shards`, to be sent the termination message.
+  [[nodiscard]] std::vector<std::uint64_t> stop_entities(const std::set<std::uint32_t>& shards) const;
+  /// The actors of every host's entities idle for `max_idle`.
+  [[nodiscard]] std::vector<std::uint64_t> idle_entities(std::chrono::nanoseconds max_idle) const;
   [[nodiscard]] std::size_t running_entities(const std::set<std::uint32_t>& shards) const;
 
  private:

@@ -41,6 +41,12 @@ struct RefreshTick {
   ELFIN_MESSAGE(sharding_pod, RefreshTick);
 };
 
+/// A sender's Backoff has waited its delay.
+struct BackoffDone {
+  std::uint64_t op = 0;
+  ELFIN_MESSAGE(sharding_pod, BackoffDone, op);
+};
+
 struct PassivateTick {
   ELFIN_MESSAGE(sharding_pod, PassivateTick);
 };

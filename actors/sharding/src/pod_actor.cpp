@@ -17,6 +17,7 @@
 
 #include <elfin/actors/sharding.hpp>
 #include <elfin/elfin.hpp>
+#include <elfin/sharding/entity_protocol.hpp>
 #include <elfin/sharding/manager_protocol.hpp>
 #include <elfin/sharding/pod_protocol.hpp>
 
@@ -163,6 +164,15 @@ class Pod {
         log::info("sharding pod {}: map at epoch {}, commands at {}: fetching it", cache_->self(), cache_->map_epoch(),
                   cache_->epoch());
         fetch();
+      }
+    } else if (const auto* backoff = envelope.get<Backoff>()) {
+      const std::uint64_t id = ++next_op_;
+      backoffs_.emplace(id, envelope.take_token<Backoff>());
+      ctx_.attach(Delay(std::chrono::milliseconds{backoff->delay_ms}, BackoffDone{id}));
+    } else if (const auto* waited = envelope.get<BackoffDone>()) {
+      if (auto it = backoffs_.find(waited->op); it != backoffs_.end()) {
+        ctx_.respond(std::move(it->second), Unit{});
+        backoffs_.erase(it);
       }
     } else if (envelope.is<PassivateTick>()) {
       passivate();
@@ -343,6 +353,7 @@ class Pod {
   std::uint64_t next_op_ = 0;
   std::uint64_t drain_op_ = 0;
   std::map<std::uint64_t, Stop> stops_;
+  std::map<std::uint64_t, ResponseToken<Backoff>> backoffs_;
 };
 
 Task<> pod_exec(Ctx ctx, std::shared_ptr<AssignmentCache> cache, std::uint64_t incarnation) {

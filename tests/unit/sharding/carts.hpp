@@ -3,6 +3,7 @@
 // (the sharding study's I5, with the pod's identity and epoch as the owner token).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <elfin/actors/sharding/entities.hpp>
+#include <elfin/actors/sharding/request_entity.hpp>
 #include <elfin/elfin.hpp>
 
 namespace elfin::test {
@@ -33,6 +35,24 @@ struct CartState {
 struct CartGet {
   std::string cart;
   ELFIN_REQUEST(test_carts, CartGet, CartState, cart);
+};
+
+struct ClientAnswer {
+  bool ok = false;
+  CartState state;
+  std::uint32_t attempts = 0;
+  std::string error;
+  ELFIN_PART(ok, state, attempts, error);
+};
+
+/// Asks the client actor to get a cart through request_entity, sent to `carts` with `pod`'s
+/// sharding actor timing the backoffs.
+struct ClientGet {
+  std::string cart;
+  std::uint64_t carts = 0;  ///< raw Addr of the cart group to send to
+  std::uint64_t pod = 0;    ///< raw Addr of the pod's sharding actor
+  std::uint32_t send_timeout_ms = 0;
+  ELFIN_REQUEST(test_carts, ClientGet, ClientAnswer, cart, carts, pod, send_timeout_ms);
 };
 
 class CartWorld {
@@ -88,6 +108,28 @@ inline Task<> cart(Context<NoConfig, std::string> ctx, std::shared_ptr<CartWorld
     }
   }
   world->stopped(ctx.key(), pod);
+}
+
+inline Task<> client(Context<> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    const auto* get = envelope->get<ClientGet>();
+    if (get == nullptr) continue;
+    auto token = envelope->take_token<ClientGet>();
+    sharding::EntitySendOptions options;
+    options.to = Addr{get->carts};
+    options.pod = Addr{get->pod};
+    options.send_timeout = std::chrono::milliseconds{get->send_timeout_ms};
+    auto answer = co_await sharding::request_entity(ctx, CartGet{get->cart}, options);
+    ClientAnswer result;
+    if (answer) {
+      result.ok = true;
+      result.state = *answer;
+    } else {
+      result.attempts = answer.error().attempts;
+      result.error = fmt::format("{}", answer.error());
+    }
+    ctx.respond(std::move(token), std::move(result));
+  }
 }
 
 inline std::optional<std::string> cart_id(const Envelope& e) {

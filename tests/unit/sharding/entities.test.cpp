@@ -3,6 +3,7 @@
 // pods), idle entities passivate, and a stopping pod stops its entities.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -22,6 +23,16 @@ void check_no_cart_on_two_pods(PodCluster& cluster) {
   for (const auto& v : violations) UNSCOPED_INFO(v);
   CHECK(violations.empty());
 }
+
+double metric(elfin::testing::Proxy& proxy, std::string_view name) {
+  double total = 0;
+  for (const auto& sample : proxy.system().scrape_metrics()) {
+    if (sample.name == name) total += sample.value;
+  }
+  return total;
+}
+
+double retries(elfin::testing::Proxy& proxy) { return metric(proxy, "sharding_not_owner_retries_total"); }
 
 bool balanced(PodCluster& cluster) {
   return cluster.cache(1).owned().size() == 8 && cluster.cache(2).owned().size() == 8;
@@ -116,4 +127,34 @@ TEST_CASE("sharding pods: an idle entity passivates and the next message starts 
   REQUIRE(after);
   CHECK(after->items == 0);
   CHECK(cluster.carts().starts() == 2);
+  CHECK(metric(cluster.proxy(), "sharding_entity_starts_total") == 2);
+  CHECK(metric(cluster.proxy(), "sharding_entity_passivations_total") >= 1);
+}
+
+TEST_CASE("sharding pods: a request to a cart whose shard is elsewhere is retried until its new owner answers",
+          "[sharding]") {
+  PodCluster cluster(2, "1h", true, /*carts=*/true);
+  REQUIRE(eventually(
+      [&] { return cluster.cache(1).owned().size() + cluster.cache(2).owned().size() == PodCluster::kShards; }));
+  const std::size_t holder = cluster.cache(1).owned().size() == PodCluster::kShards ? 1 : 2;
+  const std::size_t other = 3 - holder;
+  // Sent to the pod that owns nothing, with nothing changing: a typed timeout after send_timeout.
+  const auto refused = cluster.client_get("cart-1", other, std::chrono::milliseconds{300});
+  CHECK_FALSE(refused.ok);
+  CHECK(refused.attempts > 2);
+  CHECK(refused.error.find("within send_timeout") != std::string::npos);
+
+  // The holder stops while the client keeps trying: its shards move to the other pod, which
+  // then answers.
+  auto side = cluster.proxy().subproxy();
+  const double before = retries(side);
+  elfin::test::ClientAnswer answer;
+  std::thread client([&] { answer = cluster.client_get("cart-1", other, std::chrono::milliseconds{5000}); });
+  const bool retried = eventually([&] { return retries(side) >= before + 2; });
+  side.send_to(cluster.group(holder), elfin::Terminate{});
+  client.join();
+  REQUIRE(retried);
+  CHECK(answer.ok);
+  CHECK(answer.state.pod == PodCluster::ref(other).address);
+  check_no_cart_on_two_pods(cluster);
 }

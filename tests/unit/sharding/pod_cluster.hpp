@@ -122,6 +122,15 @@ class PodCluster {
   [[nodiscard]] testing::Proxy& proxy() { return *proxy_; }
   [[nodiscard]] sharding::EntityRegistry& registry(std::size_t pod) { return *registries_.at(pod - 1); }
   [[nodiscard]] CartWorld& carts() { return *world_; }
+  /// Gets `cart` through request_entity, sent to pod `pod`'s cart group.
+  ClientAnswer client_get(const std::string& cart, std::size_t pod, std::chrono::milliseconds send_timeout) {
+    proxy_->set_timeout(send_timeout + 5s);
+    return proxy_
+        ->request_fallible(ClientGet{cart, carts_of(pod).raw(), cache(pod).endpoint(),
+                                     static_cast<std::uint32_t>(send_timeout.count())},
+                           proxy_->system().group_addr("client"))
+        .value();
+  }
   [[nodiscard]] Addr carts_of(std::size_t pod) { return proxy_->system().group_addr(fmt::format("carts{}", pod)); }
   /// The pod whose cache says it owns `cart`'s shard now (0: none).
   std::size_t owner_of(const std::string& cart) {
@@ -203,6 +212,12 @@ entity_termination_timeout = "5s"
 )",
                             name, ref(i).address, kShards, pod_extra_);
     }
+    if (carts_) topology.local("client").mount(ActorGroup().exec(client));
+    // Telemetry on, so the tests can read the metrics.
+    topology.local("system.telemeters").mount(ActorGroup().exec([](Context<> ctx) -> Task<> {
+      while (co_await ctx.recv()) {
+      }
+    }));
     StartOptions start;
     start.config_toml = std::move(config);
     return testing::proxy(std::move(topology), "sharding.manager", std::move(start), testing::ProxyOptions{});

@@ -6,6 +6,7 @@
 // incarnation unique to this process — and its own address as the endpoint the manager commands.
 // If the actor restarts (its address changes) it registers again with the same identity. Then:
 //   PingPod             answered at once with the pod's identity;
+//   Backoff             answered after its delay (the pauses of request_entity's retries);
 //   AssignShards        the shards are the pod's from that epoch on (idempotent); refused with
 //                       WrongIncarnation, StaleEpoch, or Draining while stopping;
 //   UnassignShards      the shards stop being routed here, their entities are asked to stop, and

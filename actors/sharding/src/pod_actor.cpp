@@ -231,6 +231,7 @@ class Pod {
       return;
     }
     registered_ = true;
+    registered_epoch_ = registered.assignments.epoch;
     log::info("sharding pod {}: registered", cache_->self());
     on_map(registered.assignments);
   }
@@ -240,7 +241,8 @@ class Pod {
     publish();
     // A map that no longer lists a registered pod means the manager found it dead: its shards
     // are someone else's now, so it serves none of them and joins again.
-    if (registered_ && !draining_) {
+    // (A register changes the pods, not the epoch: only a newer map can have dropped this pod.)
+    if (registered_ && !draining_ && map.epoch > registered_epoch_) {
       const PodRef self = cache_->self();
       const bool listed =
           std::any_of(map.pods.begin(), map.pods.end(), [&](const PodEntry& e) { return e.pod == self; });
@@ -330,13 +332,13 @@ class Pod {
   void passivate() {
     const auto idle = cache_->idle_entities(config().entity_max_idle_time);
     if (idle.empty()) return;
-    metrics::increment_counter("sharding_entity_passivations_total", idle.size());
+    metrics::increment_counter("elfin_sharding_entity_passivations_total", idle.size());
     terminate(idle);
   }
 
   void publish() {
-    metrics::set_gauge("sharding_pod_owned_shards", static_cast<double>(cache_->owned().size()));
-    metrics::set_gauge("sharding_pod_map_epoch", static_cast<double>(cache_->map_epoch()));
+    metrics::set_gauge("elfin_sharding_pod_owned_shards", static_cast<double>(cache_->owned().size()));
+    metrics::set_gauge("elfin_sharding_pod_map_epoch", static_cast<double>(cache_->map_epoch()));
   }
 
   Ctx ctx_;
@@ -350,6 +352,7 @@ class Pod {
   bool retry_pending_ = false;
   bool draining_ = false;
   bool done_ = false;
+  std::uint64_t registered_epoch_ = 0;
   std::uint64_t next_op_ = 0;
   std::uint64_t drain_op_ = 0;
   std::map<std::uint64_t, Stop> stops_;

@@ -32,7 +32,7 @@ double metric(elfin::testing::Proxy& proxy, std::string_view name) {
   return total;
 }
 
-double retries(elfin::testing::Proxy& proxy) { return metric(proxy, "sharding_not_owner_retries_total"); }
+double retries(elfin::testing::Proxy& proxy) { return metric(proxy, "elfin_sharding_not_owner_retries_total"); }
 
 bool balanced(PodCluster& cluster) {
   return cluster.cache(1).owned().size() == 8 && cluster.cache(2).owned().size() == 8;
@@ -127,8 +127,8 @@ TEST_CASE("sharding pods: an idle entity passivates and the next message starts 
   REQUIRE(after);
   CHECK(after->items == 0);
   CHECK(cluster.carts().starts() == 2);
-  CHECK(metric(cluster.proxy(), "sharding_entity_starts_total") == 2);
-  CHECK(metric(cluster.proxy(), "sharding_entity_passivations_total") >= 1);
+  CHECK(metric(cluster.proxy(), "elfin_sharding_entity_starts_total") == 2);
+  CHECK(metric(cluster.proxy(), "elfin_sharding_entity_passivations_total") >= 1);
 }
 
 TEST_CASE("sharding pods: a request to a cart whose shard is elsewhere is retried until its new owner answers",

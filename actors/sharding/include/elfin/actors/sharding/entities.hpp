@@ -69,7 +69,7 @@ Task<> run_entity(Context<C, std::string> ctx, std::shared_ptr<F> exec, std::sha
   // Listed first, checked second: an unassign removes the shard first and looks at the list
   // second, so either it waits for this entity or this entity sees the shard gone.
   if (!cache->owns(shard)) co_return;
-  metrics::increment_counter("sharding_entity_starts_total");
+  metrics::increment_counter("elfin_sharding_entity_starts_total");
   co_await (*exec)(std::move(ctx));
 }
 

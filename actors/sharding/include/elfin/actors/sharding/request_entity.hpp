@@ -59,7 +59,7 @@ Task<Result<typename R::Response, EntitySendError>> request_entity(Context<C, K>
     error.last = std::string(to_string(answer.error()));
     const auto now = std::chrono::steady_clock::now();
     if (now + backoff >= deadline) break;
-    metrics::increment_counter("sharding_not_owner_retries_total");
+    metrics::increment_counter("elfin_sharding_not_owner_retries_total");
     auto paused = co_await ctx.request_to(options.pod, Backoff{static_cast<std::uint32_t>(backoff.count())});
     if (!paused) break;  // no pod to time the backoff: nothing else will change either
     backoff = std::min(backoff * 2, options.max_backoff);

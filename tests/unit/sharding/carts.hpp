@@ -23,13 +23,15 @@ namespace elfin::test {
 
 struct CartAdd {
   std::string cart;
-  ELFIN_MESSAGE(test_carts, CartAdd, cart);
+  std::uint64_t seq = 0;  ///< when not 0: the sender's sequence number, checked for order
+  ELFIN_MESSAGE(test_carts, CartAdd, cart, seq);
 };
 
 struct CartState {
   std::string pod;          ///< the pod the cart runs on
   std::uint64_t items = 0;  ///< added since this incarnation of the cart started
-  ELFIN_PART(pod, items);
+  bool in_order = true;     ///< every numbered CartAdd came after the previous one
+  ELFIN_PART(pod, items, in_order);
 };
 
 struct CartGet {
@@ -99,10 +101,15 @@ class CartWorld {
 
 inline Task<> cart(Context<NoConfig, std::string> ctx, std::shared_ptr<CartWorld> world, std::string pod) {
   world->started(ctx.key(), pod);
-  CartState state{pod, 0};
+  CartState state{pod, 0, true};
+  std::uint64_t last_seq = 0;
   while (auto envelope = co_await ctx.recv()) {
-    if (envelope->is<CartAdd>()) {
+    if (const auto* add = envelope->get<CartAdd>()) {
       ++state.items;
+      if (add->seq != 0) {
+        if (add->seq <= last_seq) state.in_order = false;
+        last_seq = add->seq;
+      }
     } else if (envelope->is<CartGet>()) {
       ctx.respond(envelope->take_token<CartGet>(), state);
     }

@@ -49,13 +49,13 @@ TEST_CASE("sharding pods: an entity starts on its first message, once, on the po
     const std::size_t owner = cluster.owner_of(id);
     REQUIRE(owner != 0);
     const std::size_t other = 3 - owner;
-    for (int n = 0; n < 3; ++n) cluster.proxy().send_to(cluster.carts_of(owner), CartAdd{id});
+    for (int n = 0; n < 3; ++n) cluster.proxy().send_to(cluster.carts_of(owner), CartAdd{id, 0});
     auto state = cluster.proxy().request_fallible(CartGet{id}, cluster.carts_of(owner));
     REQUIRE(state);
     CHECK(state->pod == PodCluster::ref(owner).address);
     CHECK(state->items == 3);
     // The pod that does not own the shard refuses the message: nothing starts there.
-    CHECK_FALSE(cluster.proxy().try_send_to(cluster.carts_of(other), CartAdd{id}));
+    CHECK_FALSE(cluster.proxy().try_send_to(cluster.carts_of(other), CartAdd{id, 0}));
     CHECK_FALSE(cluster.proxy().request_fallible(CartGet{id}, cluster.carts_of(other)));
     // The owner token names the pod and the epoch its shard was assigned at.
     const auto token = cluster.registry(owner).token(id);
@@ -76,7 +76,7 @@ TEST_CASE("sharding pods: a stopping pod stops its entities before its shards mo
       [&] { return cluster.cache(1).owned().size() + cluster.cache(2).owned().size() == PodCluster::kShards; }));
   const std::size_t holder = cluster.cache(1).owned().size() == PodCluster::kShards ? 1 : 2;
   const std::size_t other = 3 - holder;
-  for (int i = 0; i < 30; ++i) cluster.proxy().send_to(cluster.carts_of(holder), CartAdd{fmt::format("cart-{}", i)});
+  for (int i = 0; i < 30; ++i) cluster.proxy().send_to(cluster.carts_of(holder), CartAdd{fmt::format("cart-{}", i), 0});
   REQUIRE(eventually([&] { return cluster.carts().running_on(PodCluster::ref(holder).address) == 30; }));
 
   cluster.proxy().send_to(cluster.group(holder), elfin::Terminate{});
@@ -86,7 +86,7 @@ TEST_CASE("sharding pods: a stopping pod stops its entities before its shards mo
   CHECK(cluster.registry(holder).size() == 0);
   for (int i = 0; i < 30; ++i) {
     const std::string id = fmt::format("cart-{}", i);
-    cluster.proxy().send_to(cluster.carts_of(other), CartAdd{id});
+    cluster.proxy().send_to(cluster.carts_of(other), CartAdd{id, 0});
     auto state = cluster.proxy().request_fallible(CartGet{id}, cluster.carts_of(other));
     REQUIRE(state);
     CHECK(state->pod == PodCluster::ref(other).address);
@@ -104,7 +104,7 @@ TEST_CASE("sharding pods: entities of unassigned shards stop before the unassign
     for (int i = 0; i < 16; ++i) {
       const std::string id = fmt::format("cart-{}", i);
       if (const std::size_t owner = cluster.owner_of(id); owner != 0) {
-        std::ignore = cluster.proxy().try_send_to(cluster.carts_of(owner), CartAdd{id});
+        std::ignore = cluster.proxy().try_send_to(cluster.carts_of(owner), CartAdd{id, 0});
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds{1});  // traffic pacing, not a wait for a condition
@@ -116,8 +116,8 @@ TEST_CASE("sharding pods: entities of unassigned shards stop before the unassign
 TEST_CASE("sharding pods: an idle entity passivates and the next message starts it afresh", "[sharding]") {
   PodCluster cluster(1, "50ms", true, /*carts=*/true, "entity_max_idle_time = \"100ms\"");
   REQUIRE(eventually([&] { return cluster.cache(1).owned().size() == PodCluster::kShards; }));
-  cluster.proxy().send_to(cluster.carts_of(1), CartAdd{"cart-a"});
-  cluster.proxy().send_to(cluster.carts_of(1), CartAdd{"cart-a"});
+  cluster.proxy().send_to(cluster.carts_of(1), CartAdd{"cart-a", 0});
+  cluster.proxy().send_to(cluster.carts_of(1), CartAdd{"cart-a", 0});
   auto before = cluster.proxy().request_fallible(CartGet{"cart-a"}, cluster.carts_of(1));
   REQUIRE(before);
   CHECK(before->items == 2);
@@ -157,4 +157,24 @@ TEST_CASE("sharding pods: a request to a cart whose shard is elsewhere is retrie
   CHECK(answer.ok);
   CHECK(answer.state.pod == PodCluster::ref(other).address);
   check_no_cart_on_two_pods(cluster);
+}
+
+TEST_CASE("sharding pods: concurrent first messages start one entity, and one sender's messages arrive in order",
+          "[sharding]") {
+  PodCluster cluster(1, "50ms", true, /*carts=*/true);
+  REQUIRE(eventually([&] { return cluster.cache(1).owned().size() == PodCluster::kShards; }));
+  auto side = cluster.proxy().subproxy();
+  constexpr std::uint64_t kEach = 200;
+  // Two senders race to be first to a new cart; the test proxy numbers its own messages.
+  std::thread other([&] {
+    for (std::uint64_t i = 0; i < kEach; ++i) side.send_to(cluster.carts_of(1), CartAdd{"cart-new", 0});
+  });
+  for (std::uint64_t i = 1; i <= kEach; ++i) cluster.proxy().send_to(cluster.carts_of(1), CartAdd{"cart-new", i});
+  other.join();
+  auto state = cluster.proxy().request_fallible(CartGet{"cart-new"}, cluster.carts_of(1));
+  REQUIRE(state);
+  CHECK(state->items == 2 * kEach);
+  CHECK(state->in_order);
+  CHECK(cluster.carts().starts() == 1);
+  CHECK(cluster.registry(1).size() == 1);
 }

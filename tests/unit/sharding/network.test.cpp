@@ -131,8 +131,8 @@ storage.path = "{}"
     const std::string id = fmt::format("cart-{}", i);
     const auto shard = function.shard_of(id).value();
     const std::string owner = one.cache->owns(shard) ? "pod-1" : "pod-2";
-    node2.send(CartAdd{id});
-    node1.send(CartAdd{id});
+    node2.send(CartAdd{id, 0});
+    node1.send(CartAdd{id, 0});
     // Both adds went to the same cart, whichever node they were sent from.
     REQUIRE(eventually([&] {
       auto state = node1.request_fallible(CartGet{id});

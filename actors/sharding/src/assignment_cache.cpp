@@ -143,6 +143,18 @@ void AssignmentCache::start_draining() {
   draining_ = true;
 }
 
+void AssignmentCache::note_unreachable(const PodRef& pod) {
+  std::unique_lock lock(mutex_);
+  unreachable_.insert(pod);
+}
+
+std::vector<PodRef> AssignmentCache::take_unreachable() {
+  std::unique_lock lock(mutex_);
+  std::vector<PodRef> pods(unreachable_.begin(), unreachable_.end());
+  unreachable_.clear();
+  return pods;
+}
+
 void AssignmentCache::add_host(std::weak_ptr<EntityHost> host) {
   std::unique_lock lock(mutex_);
   std::erase_if(hosts_, [](const std::weak_ptr<EntityHost>& h) { return h.expired(); });

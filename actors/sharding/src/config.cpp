@@ -26,6 +26,7 @@ std::vector<std::string> validate(const PodConfig& config, const AnyConfig& sect
       {"send_timeout", config.send_timeout},
       {"retry_interval", config.retry_interval},
       {"refresh_interval", config.refresh_interval},
+      {"unhealthy_report_interval", config.unhealthy_report_interval},
   };
   for (const auto& [key, value] : durations) {
     if (value.count() <= 0) add(key, fmt::format("must be positive, got {} ms", value.count()));

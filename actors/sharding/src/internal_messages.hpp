@@ -47,6 +47,10 @@ struct BackoffDone {
   ELFIN_MESSAGE(sharding_pod, BackoffDone, op);
 };
 
+struct ReportTick {
+  ELFIN_MESSAGE(sharding_pod, ReportTick);
+};
+
 struct PassivateTick {
   ELFIN_MESSAGE(sharding_pod, PassivateTick);
 };

@@ -23,7 +23,11 @@ NodePick owner_node(std::shared_ptr<AssignmentCache> cache, std::string shard_fu
     if (route.local) return Addr{cache->endpoint()}.node_no();
     if (!route.owner) return std::nullopt;
     const std::uint16_t node = Addr{route.owner->endpoint}.node_no();
-    if (std::find(connected.begin(), connected.end(), node) == connected.end()) return std::nullopt;
+    if (std::find(connected.begin(), connected.end(), node) == connected.end()) {
+      // The manager hears of it (rate-limited per pod) and moves the shards if the pod is dead.
+      cache->note_unreachable(route.owner->pod);
+      return std::nullopt;
+    }
     return node;
   };
 }

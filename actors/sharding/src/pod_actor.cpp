@@ -119,6 +119,9 @@ class Pod {
     cache_->set_self(self, ctx_.addr().raw());
     refresh_ = ctx_.attach(Interval(RefreshTick{}));
     refresh_->start(config().refresh_interval);
+    // Unreachable pods are noted by routers and reported from here (routers never send).
+    report_ = ctx_.attach(Interval(ReportTick{}));
+    report_->start(std::min(config().unhealthy_report_interval, std::chrono::milliseconds{100}));
     // Idle entities are found within a quarter of entity_max_idle_time after they became idle.
     passivate_ = ctx_.attach(Interval(PassivateTick{}));
     passivate_->start(std::max(config().entity_max_idle_time / 4, std::chrono::milliseconds{1}));
@@ -158,6 +161,8 @@ class Pod {
     } else if (envelope.is<RetryStart>()) {
       retry_pending_ = false;
       if (!draining_ && !registered_) fetch();
+    } else if (envelope.is<ReportTick>()) {
+      report_unreachable();
     } else if (envelope.is<RefreshTick>()) {
       // A command newer than the map means a notification is late or lost: ask for the map.
       if (!fetching_ && cache_->epoch() > cache_->map_epoch()) {
@@ -329,6 +334,19 @@ class Pod {
     for (auto actor : actors) std::ignore = ctx_.unbounded_send_to(Addr{actor}, Terminate{});
   }
 
+  /// Tells the manager about pods senders could not reach, each at most once per
+  /// unhealthy_report_interval (per target, not one timestamp for all as Shardcake).
+  void report_unreachable() {
+    const auto now = std::chrono::steady_clock::now();
+    for (const auto& pod : cache_->take_unreachable()) {
+      auto& last = reported_[pod];
+      if (last != std::chrono::steady_clock::time_point{} && now - last < config().unhealthy_report_interval) continue;
+      last = now;
+      log::info("sharding pod {}: {} is unreachable; reporting it to the manager", cache_->self(), pod);
+      std::ignore = ctx_.try_send(ReportUnhealthyPod{pod, cache_->self()});
+    }
+  }
+
   void passivate() {
     const auto idle = cache_->idle_entities(config().entity_max_idle_time);
     if (idle.empty()) return;
@@ -346,6 +364,8 @@ class Pod {
   std::uint64_t incarnation_;
   std::optional<Interval<RefreshTick>> refresh_;
   std::optional<Interval<PassivateTick>> passivate_;
+  std::optional<Interval<ReportTick>> report_;
+  std::map<PodRef, std::chrono::steady_clock::time_point> reported_;
   bool registered_ = false;
   bool registering_ = false;
   bool fetching_ = false;

@@ -79,58 +79,77 @@ refresh_interval = "50ms"
                      address, kFunction);
 }
 
-}  // namespace
-
-TEST_CASE("sharding pods: a cart's messages reach the pod owning its shard from any node", "[sharding]") {
-  elfin::test::TempDir dir;
-  auto world = std::make_shared<elfin::test::CartWorld>();
-  PodNode one;
-  PodNode two;
-
-  elfin::Topology topology1;
-  topology1.local("system.network").mount(elfin::network::blueprint());
-  auto manager1 = topology1.local("sharding.manager");
-  manager1.mount(elfin::shard_manager::blueprint());
-  mount_pod(topology1, manager1, one, 11, world, "pod-1");
-  elfin::StartOptions start1;
-  start1.node_no = 1;
-  start1.config_toml = network_config("127.0.0.1:0", {}) +
-                       fmt::format(R"(
+/// Node 1: the manager and pod-1; node 2: pod-2 (which may be shut down).
+struct TwoNodes {
+  explicit TwoNodes(std::string_view health_check_interval = "1m") {
+    elfin::Topology topology1;
+    topology1.local("system.network").mount(elfin::network::blueprint());
+    auto manager1 = topology1.local("sharding.manager");
+    manager1.mount(elfin::shard_manager::blueprint());
+    mount_pod(topology1, manager1, one, 11, world, "pod-1");
+    elfin::StartOptions start1;
+    start1.node_no = 1;
+    start1.config_toml = network_config("127.0.0.1:0", {}) +
+                         fmt::format(R"(
 [sharding.manager]
 shard_function = "{}"
 rebalance_interval = "50ms"
 rebalance_rate = 1.0
+ping_timeout = "300ms"
+health_check_interval = "{}"
 storage.path = "{}"
 )",
-                                   kFunction, dir.file("shards.state")) +
-                       pod_config("pod-1");
-  elfin::testing::ProxyOptions options1;
-  options1.node_no = 1;
-  auto node1 = elfin::testing::proxy(std::move(topology1), "carts", std::move(start1), options1);
+                                     kFunction, health_check_interval, dir.file("shards.state")) +
+                         pod_config("pod-1");
+    elfin::testing::ProxyOptions options1;
+    options1.node_no = 1;
+    node1 = std::make_unique<elfin::testing::Proxy>(
+        elfin::testing::proxy(std::move(topology1), "carts", std::move(start1), options1));
 
-  elfin::Topology topology2;
-  topology2.local("system.network").mount(elfin::network::blueprint());
-  auto manager2 = topology2.local("sharding.manager");
-  manager2.mount(elfin::network::remote_group({.nodes = {1}}));
-  mount_pod(topology2, manager2, two, 22, world, "pod-2");
-  elfin::StartOptions start2;
-  start2.node_no = 2;
-  start2.config_toml = network_config("127.0.0.1:0", {listen_address(node1)}) + pod_config("pod-2");
-  elfin::testing::ProxyOptions options2;
-  options2.node_no = 2;
-  auto node2 = elfin::testing::proxy(std::move(topology2), "carts", std::move(start2), options2);
+    elfin::Topology topology2;
+    topology2.local("system.network").mount(elfin::network::blueprint());
+    auto manager2 = topology2.local("sharding.manager");
+    manager2.mount(elfin::network::remote_group({.nodes = {1}}));
+    mount_pod(topology2, manager2, two, 22, world, "pod-2");
+    elfin::StartOptions start2;
+    start2.node_no = 2;
+    start2.config_toml = network_config("127.0.0.1:0", {listen_address(*node1)}) + pod_config("pod-2");
+    elfin::testing::ProxyOptions options2;
+    options2.node_no = 2;
+    node2 = std::make_unique<elfin::testing::Proxy>(
+        elfin::testing::proxy(std::move(topology2), "carts", std::move(start2), options2));
+  }
 
-  REQUIRE(eventually([&] { return one.cache->owned().size() == 8 && two.cache->owned().size() == 8; }));
-  REQUIRE(eventually([&] {
-    auto map = node1.request_fallible(elfin::sharding::GetAssignments{}, node1.system().group_addr("sharding.manager"));
-    return map && one.cache->map_epoch() == map->epoch && two.cache->map_epoch() == map->epoch;
-  }));
+  /// Both pods hold half the shards and know the whole map.
+  bool settled() {
+    if (!eventually([&] { return one.cache->owned().size() == 8 && two.cache->owned().size() == 8; })) return false;
+    return eventually([&] {
+      auto map =
+          node1->request_fallible(elfin::sharding::GetAssignments{}, node1->system().group_addr("sharding.manager"));
+      return map && one.cache->map_epoch() == map->epoch && two.cache->map_epoch() == map->epoch;
+    });
+  }
 
+  elfin::test::TempDir dir;
+  std::shared_ptr<elfin::test::CartWorld> world = std::make_shared<elfin::test::CartWorld>();
+  PodNode one;
+  PodNode two;
+  std::unique_ptr<elfin::testing::Proxy> node1;
+  std::unique_ptr<elfin::testing::Proxy> node2;
+};
+
+}  // namespace
+
+TEST_CASE("sharding pods: a cart's messages reach the pod owning its shard from any node", "[sharding]") {
+  TwoNodes nodes;
+  REQUIRE(nodes.settled());
+  auto& node1 = *nodes.node1;
+  auto& node2 = *nodes.node2;
   auto function = elfin::hashing::ShardFunction::parse(kFunction).value();
   for (int i = 0; i < 20; ++i) {
     const std::string id = fmt::format("cart-{}", i);
     const auto shard = function.shard_of(id).value();
-    const std::string owner = one.cache->owns(shard) ? "pod-1" : "pod-2";
+    const std::string owner = nodes.one.cache->owns(shard) ? "pod-1" : "pod-2";
     node2.send(CartAdd{id, 0});
     node1.send(CartAdd{id, 0});
     // Both adds went to the same cart, whichever node they were sent from.
@@ -143,7 +162,31 @@ storage.path = "{}"
     CHECK(state->pod == owner);
     CHECK(state->items == 2);
   }
-  CHECK(one.registry->size() + two.registry->size() == 20);
-  CHECK(world->starts() == 20);
-  CHECK(world->violations().empty());
+  CHECK(nodes.one.registry->size() + nodes.two.registry->size() == 20);
+  CHECK(nodes.world->starts() == 20);
+  CHECK(nodes.world->violations().empty());
+}
+
+TEST_CASE("sharding pods: a sender that cannot reach a shard's owner reports it, and the manager moves its shards",
+          "[sharding]") {
+  // No periodic health check: only the report can make the manager look at pod-2.
+  TwoNodes nodes("1h");
+  REQUIRE(nodes.settled());
+  auto function = elfin::hashing::ShardFunction::parse(kFunction).value();
+  std::string lost;
+  for (int i = 0; lost.empty(); ++i) {
+    const std::string id = fmt::format("cart-{}", i);
+    if (nodes.two.cache->owns(function.shard_of(id).value())) lost = id;
+  }
+  nodes.node2.reset();  // pod-2's node goes away without unregistering
+  // Refused while the owner is unreachable, which pod-1 reports; the manager's ping then finds
+  // pod-2 gone, and pod-1 gets its shards.
+  REQUIRE(eventually([&] {
+    std::ignore = nodes.node1->try_send(CartAdd{lost, 0});
+    return nodes.one.cache->owned().size() == 16;
+  }));
+  auto state = nodes.node1->request_fallible(CartGet{lost});
+  REQUIRE(state);
+  CHECK(state->pod == "pod-1");
+  CHECK(nodes.world->violations().empty());
 }

@@ -94,6 +94,12 @@ class AssignmentCache {
   /// A graceful stop began: assigns are refused and nothing is owned any more.
   void start_draining();
 
+  // --- unreachable pods ------------------------------------------------------------------
+  /// A sender found `pod`'s node unreachable (from a router: never blocks on I/O).
+  void note_unreachable(const PodRef& pod);
+  /// The pods noted since the last call (the sharding actor reports them to the manager).
+  [[nodiscard]] std::vector<PodRef> take_unreachable();
+
   // --- entity hosts ----------------------------------------------------------------------
   void add_host(std::weak_ptr<EntityHost> host);
   /// The actors of every host's entities of `shards`, to be sent the termination message.
@@ -117,6 +123,7 @@ class AssignmentCache {
   std::map<std::uint32_t, std::uint64_t> own_;         ///< shard -> epoch it was assigned at
   std::map<std::uint32_t, std::uint64_t> last_epoch_;  ///< shard -> newest command's epoch
   std::vector<std::weak_ptr<EntityHost>> hosts_;
+  std::set<PodRef> unreachable_;
 };
 
 }  // namespace elfin::sharding

@@ -10,6 +10,7 @@
 //   send_timeout = "10s"                   # how long a sender retries towards a shard's owner
 //   retry_interval = "1s"                  # register / fetch the map again after a failure
 //   refresh_interval = "5s"                # fetch the map when a command was newer than it
+//   unhealthy_report_interval = "5s"       # report an unreachable pod to the manager at most this often
 //
 // Thread safety: a plain value type.
 #pragma once
@@ -31,8 +32,9 @@ struct PodConfig {
   std::chrono::milliseconds send_timeout{10'000};
   std::chrono::milliseconds retry_interval{1'000};
   std::chrono::milliseconds refresh_interval{5'000};
+  std::chrono::milliseconds unhealthy_report_interval{5'000};
   ELFIN_CONFIG(address, version, shard_function, entity_max_idle_time, entity_termination_timeout, send_timeout,
-               retry_interval, refresh_interval);
+               retry_interval, refresh_interval, unhealthy_report_interval);
 };
 
 /// What the types alone do not check (a parsable shard function, positive durations, a version),

@@ -8,7 +8,8 @@
 //
 // Senders route to `carts`; a message whose shard this pod owns goes to the local `carts.local`,
 // one whose shard another pod owns goes to that pod's node (its endpoint address names it), and
-// one whose owner is unknown or not connected is refused (NoRoute), for the sender to retry. The
+// one whose owner is unknown or not connected is refused (NoRoute), for the sender to retry; an
+// owner whose node is not connected is reported to the manager by the pod's sharding actor. The
 // receiving pod checks ownership again (its entity router), so a stale cache never makes an
 // entity run where its shard is not owned.
 //

@@ -199,6 +199,12 @@ class Pod {
       done_ = true;
     } else if (const auto* validation = envelope.get<ValidateConfig>()) {
       on_validate(*validation, envelope.take_token<ValidateConfig>());
+    } else if (envelope.is<ConfigUpdated>()) {
+      // A reload changes the timers; the identity and the shard function stay (a new address
+      // or function is a new pod: restart it).
+      refresh_->set_period(config().refresh_interval);
+      report_->set_period(std::min(config().unhealthy_report_interval, std::chrono::milliseconds{100}));
+      passivate_->set_period(std::max(config().entity_max_idle_time / 4, std::chrono::milliseconds{1}));
     }
   }
 

@@ -202,9 +202,11 @@ class Pod {
     } else if (envelope.is<ConfigUpdated>()) {
       // A reload changes the timers; the identity and the shard function stay (a new address
       // or function is a new pod: restart it).
-      refresh_->set_period(config().refresh_interval);
-      report_->set_period(std::min(config().unhealthy_report_interval, std::chrono::milliseconds{100}));
-      passivate_->set_period(std::max(config().entity_max_idle_time / 4, std::chrono::milliseconds{1}));
+      if (refresh_) refresh_->set_period(config().refresh_interval);
+      if (report_) report_->set_period(std::min(config().unhealthy_report_interval, std::chrono::milliseconds{100}));
+      if (passivate_) {
+        passivate_->set_period(std::max(config().entity_max_idle_time / 4, std::chrono::milliseconds{1}));
+      }
     }
   }
 
@@ -404,7 +406,7 @@ Blueprint pod(PodOptions options) {
       }))
       .termination_policy(TerminationPolicy::manually())
       .restart_policy(RestartPolicy::on_failure(RestartParams{std::chrono::milliseconds{100}, std::chrono::seconds{5}}))
-      .exec([cache, incarnation](Ctx ctx) { return pod_exec(std::move(ctx), cache, incarnation); });
+      .exec([cache, incarnation](Ctx ctx) { return pod_exec(ctx, cache, incarnation); });
 }
 
 void register_blueprints(BlueprintRegistry& registry) {

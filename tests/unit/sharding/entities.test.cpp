@@ -60,8 +60,8 @@ TEST_CASE("sharding pods: an entity starts on its first message, once, on the po
     // The owner token names the pod and the epoch its shard was assigned at.
     const auto token = cluster.registry(owner).token(id);
     REQUIRE(token);
-    CHECK(token->pod == PodCluster::ref(owner));
-    CHECK(token->epoch > 0);
+    CHECK(token.value().pod == PodCluster::ref(owner));
+    CHECK(token.value().epoch > 0);
     CHECK_FALSE(cluster.registry(other).token(id));
   }
   CHECK(cluster.carts().starts() == 20);

@@ -59,7 +59,7 @@ void mount_pod(elfin::Topology& topology, elfin::Local& manager, PodNode& node, 
   topology.local("carts.local")
       .mount(elfin::sharding::entities(std::move(options),
                                        [world, address](elfin::Context<elfin::NoConfig, std::string> ctx) {
-                                         return elfin::test::cart(std::move(ctx), world, address);
+                                         return elfin::test::cart(ctx, world, address);
                                        }));
   elfin::network::RemoteGroupOptions front;
   front.nodes = {1, 2};

@@ -164,10 +164,10 @@ TEST_CASE("sharding pods: with the manager gone the pods keep routing from their
     CHECK(one.local != two.local);
     if (one.local) {
       REQUIRE(two.owner);
-      CHECK(two.owner->pod == PodCluster::ref(1));
+      CHECK(two.owner.value().pod == PodCluster::ref(1));
     } else {
       REQUIRE(one.owner);
-      CHECK(one.owner->pod == PodCluster::ref(2));
+      CHECK(one.owner.value().pod == PodCluster::ref(2));
     }
   }
 }

@@ -196,10 +196,9 @@ rebalance_rate = 1.0
         options.registry = registries_[i - 1];
         const std::string address = ref(i).address;
         topology.local(fmt::format("carts{}", i))
-            .mount(
-                sharding::entities(std::move(options), [world = world_, address](Context<NoConfig, std::string> ctx) {
-                  return cart(std::move(ctx), world, address);
-                }));
+            .mount(sharding::entities(
+                std::move(options),
+                [world = world_, address](Context<NoConfig, std::string> ctx) { return cart(ctx, world, address); }));
       }
       config += fmt::format(R"(
 [{}]

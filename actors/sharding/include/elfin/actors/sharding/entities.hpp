@@ -70,7 +70,7 @@ Task<> run_entity(Context<C, std::string> ctx, std::shared_ptr<F> exec, std::sha
   // second, so either it waits for this entity or this entity sees the shard gone.
   if (!cache->owns(shard)) co_return;
   metrics::increment_counter("elfin_sharding_entity_starts_total");
-  co_await (*exec)(std::move(ctx));
+  co_await (*exec)(ctx);
 }
 
 }  // namespace detail
@@ -105,7 +105,7 @@ template <class C = NoConfig, class F>
       .router(std::move(router))
       .exec([shared, cache, registry, shard_of](Context<C, std::string> ctx) {
         const auto shard = shard_of(ctx.key()).value_or(0);
-        return detail::run_entity<C, F>(std::move(ctx), shared, cache, registry, shard);
+        return detail::run_entity<C, F>(ctx, shared, cache, registry, shard);
       });
 }
 

@@ -25,7 +25,10 @@ namespace {
 
 constexpr auto kTimeout = 30s;
 constexpr int kShards = 24;
-const std::regex kListening("listening on tcp://127\\.0\\.0\\.1:[0-9]+");
+const std::regex& listening() {
+  static const std::regex pattern("listening on tcp://127\\.0\\.0\\.1:[0-9]+");
+  return pattern;
+}
 
 std::optional<Process> start_manager(TempDir& dir, std::uint16_t port) {
   dir.write("manager.config.toml", fmt::format(R"([system.network]
@@ -57,7 +60,7 @@ blueprint = "sharding.manager"
 )");
   auto started =
       Process::start({elfin::test::elfin_binary(), "run", topology}, {.log_dir = dir.path(), .name = "manager"});
-  if (!started || !started->wait_for_output(kListening, kTimeout)) return std::nullopt;
+  if (!started || !started->wait_for_output(listening(), kTimeout)) return std::nullopt;
   return std::move(started.value());
 }
 
@@ -101,7 +104,7 @@ messages = ["sharding.*"]
                                                                              no, no, no));
   auto started = Process::start({elfin::test::elfin_binary(), "run", topology},
                                 {.log_dir = dir.path(), .name = fmt::format("pod{}", no)});
-  if (!started || !started->wait_for_output(kListening, kTimeout)) return std::nullopt;
+  if (!started || !started->wait_for_output(listening(), kTimeout)) return std::nullopt;
   return std::move(started.value());
 }
 
@@ -157,14 +160,15 @@ TEST_CASE("sharding pods: shards follow a pod of elfin run that joins, one stopp
   CHECK(map_becomes(dir, manager_port, 3, kShards / 3));
 
   // Stop it gracefully: it unregisters, and its shards go back to the other two at once.
-  REQUIRE(pod3->signal(SIGTERM));
-  const auto stopped = pod3->wait_exit(kTimeout);
+  Process& third = pod3.value();
+  REQUIRE(third.signal(SIGTERM));
+  const auto stopped = third.wait_exit(kTimeout);
   REQUIRE(stopped);
-  CHECK(pod3->output().find("stopping: refusing new entities") != std::string::npos);
+  CHECK(third.output().find("stopping: refusing new entities") != std::string::npos);
   CHECK(map_becomes(dir, manager_port, 2, kShards / 2));
 
   // Kill one with SIGKILL: no unregister; the manager's health check finds it dead.
-  REQUIRE(pod2->kill());
+  REQUIRE(pod2.value().kill());
+  INFO(manager.value().output());
   CHECK(map_becomes(dir, manager_port, 1, kShards));
-  INFO(manager->output());
 }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -30,7 +31,8 @@ const std::regex& listening() {
   return pattern;
 }
 
-std::optional<Process> start_manager(TempDir& dir, std::uint16_t port) {
+/// Throws when the process does not start listening in time.
+Process start_manager(TempDir& dir, std::uint16_t port) {
   dir.write("manager.config.toml", fmt::format(R"([system.network]
 listen = ["tcp://127.0.0.1:{}"]
 secret = "s3cret"
@@ -60,11 +62,12 @@ blueprint = "sharding.manager"
 )");
   auto started =
       Process::start({elfin::test::elfin_binary(), "run", topology}, {.log_dir = dir.path(), .name = "manager"});
-  if (!started || !started->wait_for_output(listening(), kTimeout)) return std::nullopt;
+  if (!started) throw std::runtime_error(started.error());
+  if (!started->wait_for_output(listening(), kTimeout)) throw std::runtime_error("not listening: " + started->output());
   return std::move(started.value());
 }
 
-std::optional<Process> start_pod(TempDir& dir, int no, std::uint16_t manager_port) {
+Process start_pod(TempDir& dir, int no, std::uint16_t manager_port) {
   const std::uint16_t port = elfin::test::free_tcp_port();
   dir.write(fmt::format("pod{}.config.toml", no), fmt::format(R"([system.network]
 listen = ["tcp://127.0.0.1:{}"]
@@ -104,7 +107,8 @@ messages = ["sharding.*"]
                                                                              no, no, no));
   auto started = Process::start({elfin::test::elfin_binary(), "run", topology},
                                 {.log_dir = dir.path(), .name = fmt::format("pod{}", no)});
-  if (!started || !started->wait_for_output(listening(), kTimeout)) return std::nullopt;
+  if (!started) throw std::runtime_error(started.error());
+  if (!started->wait_for_output(listening(), kTimeout)) throw std::runtime_error("not listening: " + started->output());
   return std::move(started.value());
 }
 
@@ -146,29 +150,24 @@ TEST_CASE("sharding pods: shards follow a pod of elfin run that joins, one stopp
   TempDir dir;
   const std::uint16_t manager_port = elfin::test::free_tcp_port();
   auto manager = start_manager(dir, manager_port);
-  REQUIRE(manager);
 
   auto pod1 = start_pod(dir, 1, manager_port);
   auto pod2 = start_pod(dir, 2, manager_port);
-  REQUIRE(pod1);
-  REQUIRE(pod2);
   CHECK(map_becomes(dir, manager_port, 2, kShards / 2));
 
   // Add a pod: the regular rounds give it its share.
   auto pod3 = start_pod(dir, 3, manager_port);
-  REQUIRE(pod3);
   CHECK(map_becomes(dir, manager_port, 3, kShards / 3));
 
   // Stop it gracefully: it unregisters, and its shards go back to the other two at once.
-  Process& third = pod3.value();
-  REQUIRE(third.signal(SIGTERM));
-  const auto stopped = third.wait_exit(kTimeout);
+  REQUIRE(pod3.signal(SIGTERM));
+  const auto stopped = pod3.wait_exit(kTimeout);
   REQUIRE(stopped);
-  CHECK(third.output().find("stopping: refusing new entities") != std::string::npos);
+  CHECK(pod3.output().find("stopping: refusing new entities") != std::string::npos);
   CHECK(map_becomes(dir, manager_port, 2, kShards / 2));
 
   // Kill one with SIGKILL: no unregister; the manager's health check finds it dead.
-  REQUIRE(pod2.value().kill());
-  INFO(manager.value().output());
+  REQUIRE(pod2.kill());
+  INFO(manager.output());
   CHECK(map_becomes(dir, manager_port, 1, kShards));
 }

@@ -152,6 +152,27 @@ Task<> forward(Ctx ctx, std::shared_ptr<NetworkState> net, std::uint16_t node, s
   out.flush();
 }
 
+/// The forwarder a `pick` chose this very node for: what reaches it goes, in order, to the local
+/// group `local_name`, routed by that group's router like any send to it.
+template <class Ctx>
+Task<> forward_local(Ctx ctx, std::shared_ptr<NetworkState> net, std::string local_name) {
+  ActorCell* self = ActorCellAccess::cell(ctx);
+  std::uint64_t dropped = 0;
+  while (auto envelope = co_await ctx.recv()) {
+    if (envelope->vtable().is_system) continue;
+    auto* group = elfin::detail::find_group(net->system(), local_name);
+    if (group == nullptr) {
+      drop(*envelope, net->node_no(), fmt::format("this node has no group `{}`", local_name), dropped);
+      continue;
+    }
+    elfin::detail::SendOpAwaitable delivery{
+        self,
+        elfin::detail::SendOp{net->system(), group->addr(), std::move(*envelope), elfin::detail::SendMode::Bounded}};
+    auto done = co_await delivery;
+    (void)done;  // refused by the group's router: the request (if any) is answered as undelivered
+  }
+}
+
 /// A pusher: delivers, in order, the messages of one inbound flow that met a full mailbox.
 template <class Ctx>
 Task<> push(Ctx ctx, std::shared_ptr<NetworkState> net) {
@@ -256,6 +277,7 @@ Blueprint remote_group(RemoteGroupOptions options) {
           if (net->connected(n)) connected.push_back(n);
         }
         if (options.pick) {
+          // This node itself is never "connected", but a pick may choose it (see RemoteGroupOptions).
           auto n = options.pick(e, connected);
           return n ? O::Unicast(*n) : O::Discard();
         }
@@ -271,6 +293,7 @@ Blueprint remote_group(RemoteGroupOptions options) {
         .mailbox_capacity(kForwarderMailboxCapacity)
         .exec([net, remote_name](Context<NoConfig, std::uint16_t> ctx) {
           const std::uint16_t node = ctx.key();
+          if (node == net->node_no()) return forward_local(ctx, net, remote_name);
           return forward(ctx, net, node, remote_name);
         })
         .instantiate(std::move(init));

@@ -1,6 +1,7 @@
 // The sharding protocol's message vtables, compiled once.
 #include <string_view>
 
+#include <elfin/sharding/entity_protocol.hpp>
 #include <elfin/sharding/manager_protocol.hpp>
 #include <elfin/sharding/pod_protocol.hpp>
 #include <elfin/sharding/sharding_error.hpp>
@@ -13,6 +14,7 @@ ELFIN_INSTANTIATE_MESSAGE(elfin::sharding::PingPod);
 ELFIN_INSTANTIATE_MESSAGE(elfin::sharding::AssignShards);
 ELFIN_INSTANTIATE_MESSAGE(elfin::sharding::UnassignShards);
 ELFIN_INSTANTIATE_MESSAGE(elfin::sharding::AssignmentsChanged);
+ELFIN_INSTANTIATE_MESSAGE(elfin::sharding::Backoff);
 
 namespace elfin::sharding {
 

@@ -1,6 +1,7 @@
 // The `elfin` command: the CLI library with every blueprint this project ships registered —
 // the framework's batteries, the actor groups of actors/, and, when built, the examples' groups.
 #include <elfin/actors/shard_manager.hpp>
+#include <elfin/actors/sharding.hpp>
 #include <elfin/cli.hpp>
 
 #ifdef ELFIN_WITH_EXAMPLES
@@ -12,6 +13,7 @@ int main(int argc, char** argv) {
   elfin::BlueprintRegistry registry;
   elfin::cli::register_framework(registry);
   elfin::shard_manager::register_blueprints(registry);
+  elfin::sharding::register_blueprints(registry);
 #ifdef ELFIN_WITH_EXAMPLES
   ping_pong::register_blueprints(registry);
   remote_counter::register_blueprints(registry);

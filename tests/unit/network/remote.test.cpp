@@ -492,3 +492,42 @@ TEST_CASE("undecodable frames are skipped and answered Failed; bad framing close
   }
   CHECK(one.request(Add{"raw", 1}) == 5);
 }
+
+TEST_CASE("a pick may choose this very node: the message goes to the local group named remote_name",
+          "[network][remote]") {
+  // Both nodes run `counters.local`; `counters` fronts them, local names staying on node 1.
+  auto node = [](std::uint16_t no, std::vector<std::string> peers) {
+    elfin::Topology topology;
+    topology.local("system.network").mount(elfin::network::blueprint());
+    topology.local("counters.local").mount(counters());
+    elfin::network::RemoteGroupOptions front;
+    front.nodes = {1, 2};
+    front.remote_name = "counters.local";
+    front.pick = [no](const elfin::Envelope& e,
+                      const std::vector<std::uint16_t>& connected) -> std::optional<std::uint16_t> {
+      const auto* add = e.get<Add>();
+      if (add == nullptr) return std::nullopt;
+      const std::uint16_t want = add->name.starts_with("one:") ? 1 : 2;
+      if (want == no) return want;  // this node: never in `connected`, always reachable
+      if (std::find(connected.begin(), connected.end(), want) == connected.end()) return std::nullopt;
+      return want;
+    };
+    topology.local("counters").mount(elfin::network::remote_group(std::move(front)));
+    elfin::StartOptions start;
+    start.node_no = no;
+    start.config_toml = network_config("127.0.0.1:0", std::move(peers));
+    elfin::testing::ProxyOptions options;
+    options.node_no = no;
+    return elfin::testing::proxy(std::move(topology), "counters", std::move(start), options);
+  };
+  auto two = node(2, {});
+  auto one = node(1, {listen_address(two)});
+  REQUIRE(wait_info(one, [](const NetworkInfo& i) { return has_peer(i, 2); }));
+
+  CHECK(one.request(Add{"one:a", 3}) == 3);  // stays on node 1
+  CHECK(one.request(Add{"two:a", 4}) == 4);  // crosses to node 2
+  CHECK(two.request(Add{"one:a", 1}) == 4);  // from node 2 to node 1's counter
+  CHECK(one.request_fallible(Get{"one:a"}, one.system().group_addr("counters.local")).value() == 4);
+  CHECK(two.request_fallible(Get{"two:a"}, two.system().group_addr("counters.local")).value() == 4);
+  CHECK(two.request_fallible(Get{"one:a"}, two.system().group_addr("counters.local")).value() == 0);
+}

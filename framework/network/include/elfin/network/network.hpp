@@ -92,7 +92,10 @@ struct RemoteGroupOptions {
   /// The group's name on those nodes; empty: the same as the local name it is mounted on.
   std::string remote_name{};
   /// Optional: picks the node for a message among the connected ones (overrides `routing`);
-  /// nullopt discards the message (the send returns NoRoute).
+  /// nullopt discards the message (the send returns NoRoute). It may also pick this node's own
+  /// number: the message then goes to the local group `remote_name` (which must differ from the
+  /// name the remote group is mounted under), so one group can front a set of nodes that includes
+  /// this one — e.g. a sharded group sending each message to the node that owns its shard.
   std::function<std::optional<std::uint16_t>(const Envelope&, const std::vector<std::uint16_t>& connected)> pick{};
 };
 

@@ -1,0 +1,112 @@
+// Sharded entity groups: a user's entity actor, one per entity id, run on the pod that owns the
+// id's shard.
+//
+//   auto cache = std::make_shared<elfin::sharding::AssignmentCache>();
+//   topology.local("sharding.pod").mount(elfin::sharding::pod({cache}));
+//   topology.local("carts").mount(elfin::sharding::entities<CartConfig>(
+//       {.cache = cache, .shard_function = "jump-xxh64/1:1024",
+//        .entity_id = [](const elfin::Envelope& e) { ... the cart id the message is for ... }},
+//       cart_exec));   // elfin::Task<> cart_exec(elfin::Context<CartConfig, std::string> ctx)
+//
+// The group's router maps a message to its entity id (`entity_id`), the id to its shard (the
+// cluster's shard function), and delivers it to the entity's actor (key = the id, started on its
+// first message) only if this pod owns the shard now. A message for a shard this pod does not own
+// is refused (the send reports NoRoute, a request fails at once), so the sender retries — see
+// sharding/send.hpp — and no message is ever handled by an entity whose shard moved away.
+//
+// An entity is stopped with the termination message (elfin::Terminate: its mailbox closes, what
+// is queued is handled, its exec returns) when its shard is unassigned, when the pod stops, and
+// when nothing was routed to it for entity_max_idle_time (passivation; the next message starts it
+// afresh). A message that arrives while its entity is stopping is refused like one for a shard
+// not owned. An entity whose shard stops being owned while it starts never runs the user's code.
+//
+// Thread safety: a blueprint is a value; the router runs on any thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include <elfin/actor_group.hpp>
+#include <elfin/actors/sharding/assignment_cache.hpp>
+#include <elfin/actors/sharding/entity_registry.hpp>
+#include <elfin/blueprint.hpp>
+#include <elfin/envelope.hpp>
+#include <elfin/hashing/shard_function.hpp>
+#include <elfin/telemetry.hpp>
+
+namespace elfin::sharding {
+
+struct EntityOptions {
+  /// The pod's cache (the one given to sharding::pod).
+  std::shared_ptr<AssignmentCache> cache;
+  /// The cluster's shard function, as the pods' and the manager's config name it.
+  std::string shard_function = "jump-xxh64/1:1024";
+  /// The entity a message is for; nullopt (or an empty id): not an entity message, dropped.
+  std::function<std::optional<std::string>(const Envelope&)> entity_id;
+  /// Where the group's entities are listed (tests read owner tokens from it); empty: a new one.
+  std::shared_ptr<EntityRegistry> registry;
+};
+
+namespace detail {
+
+template <class C, class F>
+Task<> run_entity(Context<C, std::string> ctx, std::shared_ptr<F> exec, std::shared_ptr<AssignmentCache> cache,
+                  std::shared_ptr<EntityRegistry> registry, std::uint32_t shard) {
+  const std::string id = ctx.key();
+  const std::uint64_t addr = ctx.addr().raw();
+  if (!registry->add(id, shard, addr, OwnerToken{cache->self(), cache->held_epoch(shard).value_or(0)})) co_return;
+  struct Listed {
+    EntityRegistry* registry;
+    const std::string* id;
+    std::uint64_t addr;
+    ~Listed() { registry->remove(*id, addr); }
+  } listed{registry.get(), &id, addr};
+  // Listed first, checked second: an unassign removes the shard first and looks at the list
+  // second, so either it waits for this entity or this entity sees the shard gone.
+  if (!cache->owns(shard)) co_return;
+  metrics::increment_counter("elfin_sharding_entity_starts_total");
+  co_await (*exec)(ctx);
+}
+
+}  // namespace detail
+
+/// The sharded group of the entity actors `exec` runs (`Task<>(Context<C, std::string>)`).
+template <class C = NoConfig, class F>
+[[nodiscard]] Blueprint entities(EntityOptions options, F exec) {
+  auto function = hashing::ShardFunction::parse(options.shard_function);
+  if (!function) throw std::invalid_argument("sharding::entities: " + options.shard_function + ": bad shard function");
+  auto cache = options.cache ? options.cache : std::make_shared<AssignmentCache>();
+  auto registry = options.registry ? options.registry : std::make_shared<EntityRegistry>();
+  cache->add_host(registry);
+  auto shard_of = [function = *function](const std::string& id) -> std::optional<std::uint32_t> {
+    auto shard = function.shard_of(id);
+    if (!shard) return std::nullopt;
+    return *shard;
+  };
+  auto entity_id = std::move(options.entity_id);
+  MapRouter<std::string> router{[cache, registry, shard_of, entity_id](const Envelope& e) {
+    using O = Outcome<std::string>;
+    if (e.vtable().is_system) return O::Default();
+    auto id = entity_id ? entity_id(e) : std::nullopt;
+    if (!id || id->empty()) return O::Discard();
+    auto shard = shard_of(*id);
+    if (!shard || !cache->owns(*shard)) return O::Discard();
+    registry->touch(*id);
+    return O::Unicast(std::move(*id));
+  }};
+  auto shared = std::make_shared<F>(std::move(exec));
+  return ActorGroup()
+      .config<C>()
+      .router(std::move(router))
+      .exec([shared, cache, registry, shard_of](Context<C, std::string> ctx) {
+        const auto shard = shard_of(ctx.key()).value_or(0);
+        return detail::run_entity<C, F>(ctx, shared, cache, registry, shard);
+      });
+}
+
+}  // namespace elfin::sharding

@@ -1,0 +1,70 @@
+// What the pod's own sources tell its sharding actor (protocol `sharding_pod`): answers of the
+// requests it runs as streams next to its mailbox (so it keeps answering the manager meanwhile),
+// and its timers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <elfin/message.hpp>
+#include <elfin/sharding/assignments.hpp>
+#include <elfin/sharding/sharding_error.hpp>
+
+namespace elfin::sharding::internal {
+
+struct FetchDone {
+  bool ok = false;
+  Assignments assignments;
+  std::string detail;
+  ELFIN_MESSAGE(sharding_pod, FetchDone, ok, assignments, detail);
+};
+
+struct RegisterDone {
+  bool ok = false;
+  bool refused = false;  ///< the manager answered with an error (else: no answer at all)
+  ShardingErrorKind kind = ShardingErrorKind::Other;
+  Assignments assignments;
+  std::string detail;
+  ELFIN_MESSAGE(sharding_pod, RegisterDone, ok, refused, kind, assignments, detail);
+};
+
+struct UnregisterDone {
+  std::string detail;  ///< empty: unregistered
+  ELFIN_MESSAGE(sharding_pod, UnregisterDone, detail);
+};
+
+struct RetryStart {
+  ELFIN_MESSAGE(sharding_pod, RetryStart);
+};
+
+struct RefreshTick {
+  ELFIN_MESSAGE(sharding_pod, RefreshTick);
+};
+
+/// A sender's Backoff has waited its delay.
+struct BackoffDone {
+  std::uint64_t op = 0;
+  ELFIN_MESSAGE(sharding_pod, BackoffDone, op);
+};
+
+struct ReportTick {
+  ELFIN_MESSAGE(sharding_pod, ReportTick);
+};
+
+struct PassivateTick {
+  ELFIN_MESSAGE(sharding_pod, PassivateTick);
+};
+
+/// Whether the entities a stop waits for are gone yet.
+struct StopCheck {
+  std::uint64_t op = 0;
+  ELFIN_MESSAGE(sharding_pod, StopCheck, op);
+};
+
+/// A stop waited entity_termination_timeout: answer anyway.
+struct StopDeadline {
+  std::uint64_t op = 0;
+  ELFIN_MESSAGE(sharding_pod, StopDeadline, op);
+};
+
+}  // namespace elfin::sharding::internal

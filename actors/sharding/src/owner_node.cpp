@@ -1,0 +1,35 @@
+// The owner's node for an entity message.
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include <elfin/actors/sharding/owner_node.hpp>
+#include <elfin/addr.hpp>
+#include <elfin/hashing/shard_function.hpp>
+
+namespace elfin::sharding {
+
+NodePick owner_node(std::shared_ptr<AssignmentCache> cache, std::string shard_function,
+                    std::function<std::optional<std::string>(const Envelope&)> entity_id) {
+  auto function = hashing::ShardFunction::parse(shard_function);
+  if (!function) throw std::invalid_argument("sharding::owner_node: " + shard_function + ": bad shard function");
+  return [cache = std::move(cache), function = *function, entity_id = std::move(entity_id)](
+             const Envelope& e, const std::vector<std::uint16_t>& connected) -> std::optional<std::uint16_t> {
+    auto id = entity_id ? entity_id(e) : std::nullopt;
+    if (!id || id->empty()) return std::nullopt;
+    auto shard = function.shard_of(*id);
+    if (!shard) return std::nullopt;
+    const Route route = cache->route(*shard);
+    if (route.local) return Addr{cache->endpoint()}.node_no();
+    if (!route.owner) return std::nullopt;
+    const std::uint16_t node = Addr{route.owner->endpoint}.node_no();
+    if (std::find(connected.begin(), connected.end(), node) == connected.end()) {
+      // The manager hears of it (rate-limited per pod) and moves the shards if the pod is dead.
+      cache->note_unreachable(route.owner->pod);
+      return std::nullopt;
+    }
+    return node;
+  };
+}
+
+}  // namespace elfin::sharding

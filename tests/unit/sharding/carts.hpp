@@ -1,0 +1,148 @@
+// A tiny entity for the tests: a cart that counts the items added to it, and a World that sees
+// every cart start and stop on every pod, to check that no cart ever runs on two pods at once
+// (the sharding study's I5, with the pod's identity and epoch as the owner token).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <elfin/actors/sharding/entities.hpp>
+#include <elfin/actors/sharding/request_entity.hpp>
+#include <elfin/elfin.hpp>
+
+namespace elfin::test {
+
+struct CartAdd {
+  std::string cart;
+  std::uint64_t seq = 0;  ///< when not 0: the sender's sequence number, checked for order
+  ELFIN_MESSAGE(test_carts, CartAdd, cart, seq);
+};
+
+struct CartState {
+  std::string pod;          ///< the pod the cart runs on
+  std::uint64_t items = 0;  ///< added since this incarnation of the cart started
+  bool in_order = true;     ///< every numbered CartAdd came after the previous one
+  ELFIN_PART(pod, items, in_order);
+};
+
+struct CartGet {
+  std::string cart;
+  ELFIN_REQUEST(test_carts, CartGet, CartState, cart);
+};
+
+struct ClientAnswer {
+  bool ok = false;
+  CartState state;
+  std::uint32_t attempts = 0;
+  std::string error;
+  ELFIN_PART(ok, state, attempts, error);
+};
+
+/// Asks the client actor to get a cart through request_entity, sent to `carts` with `pod`'s
+/// sharding actor timing the backoffs.
+struct ClientGet {
+  std::string cart;
+  std::uint64_t carts = 0;  ///< raw Addr of the cart group to send to
+  std::uint64_t pod = 0;    ///< raw Addr of the pod's sharding actor
+  std::uint32_t send_timeout_ms = 0;
+  ELFIN_REQUEST(test_carts, ClientGet, ClientAnswer, cart, carts, pod, send_timeout_ms);
+};
+
+class CartWorld {
+ public:
+  void started(const std::string& cart, const std::string& pod) {
+    std::lock_guard lock(mutex_);
+    auto& pods = running_[cart];
+    pods.insert(pod);
+    if (pods.size() > 1) violations_.push_back(fmt::format("cart {} runs on {} pods", cart, pods.size()));
+    events_.push_back(fmt::format("start {} {}", cart, pod));
+    ++starts_;
+  }
+  void stopped(const std::string& cart, const std::string& pod) {
+    std::lock_guard lock(mutex_);
+    running_[cart].erase(pod);
+    events_.push_back(fmt::format("stop {} {}", cart, pod));
+  }
+  [[nodiscard]] std::vector<std::string> violations() {
+    std::lock_guard lock(mutex_);
+    return violations_;
+  }
+  [[nodiscard]] std::vector<std::string> events() {
+    std::lock_guard lock(mutex_);
+    return events_;
+  }
+  [[nodiscard]] std::size_t starts() {
+    std::lock_guard lock(mutex_);
+    return starts_;
+  }
+  [[nodiscard]] std::size_t running_on(const std::string& pod) {
+    std::lock_guard lock(mutex_);
+    std::size_t n = 0;
+    for (const auto& [cart, pods] : running_) n += pods.contains(pod) ? 1 : 0;
+    return n;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::set<std::string>> running_;
+  std::vector<std::string> events_;
+  std::vector<std::string> violations_;
+  std::size_t starts_ = 0;
+};
+
+inline Task<> cart(Context<NoConfig, std::string> ctx, std::shared_ptr<CartWorld> world, std::string pod) {
+  world->started(ctx.key(), pod);
+  CartState state{pod, 0, true};
+  std::uint64_t last_seq = 0;
+  while (auto envelope = co_await ctx.recv()) {
+    if (const auto* add = envelope->get<CartAdd>()) {
+      ++state.items;
+      if (add->seq != 0) {
+        if (add->seq <= last_seq) state.in_order = false;
+        last_seq = add->seq;
+      }
+    } else if (envelope->is<CartGet>()) {
+      ctx.respond(envelope->take_token<CartGet>(), state);
+    }
+  }
+  world->stopped(ctx.key(), pod);
+}
+
+inline Task<> client(Context<> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    const auto* get = envelope->get<ClientGet>();
+    if (get == nullptr) continue;
+    auto token = envelope->take_token<ClientGet>();
+    sharding::EntitySendOptions options;
+    options.to = Addr{get->carts};
+    options.pod = Addr{get->pod};
+    options.send_timeout = std::chrono::milliseconds{get->send_timeout_ms};
+    auto answer = co_await sharding::request_entity(ctx, CartGet{get->cart}, options);
+    ClientAnswer result;
+    if (answer) {
+      result.ok = true;
+      result.state = *answer;
+    } else {
+      result.attempts = answer.error().attempts;
+      result.error = fmt::format("{}", answer.error());
+    }
+    ctx.respond(std::move(token), std::move(result));
+  }
+}
+
+inline std::optional<std::string> cart_id(const Envelope& e) {
+  if (const auto* add = e.get<CartAdd>()) return add->cart;
+  if (const auto* get = e.get<CartGet>()) return get->cart;
+  return std::nullopt;
+}
+
+}  // namespace elfin::test

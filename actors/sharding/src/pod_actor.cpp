@@ -214,7 +214,7 @@ class Pod {
     auto next = request.config.decode<PodConfig>();
     std::string verdict;
     if (!next) {
-      verdict = next.error();
+      verdict = next.error().message();
     } else if (auto problems = validate(*next, request.config); !problems.empty()) {
       verdict = fmt::format("{}", fmt::join(problems, "\n"));
     }

@@ -42,6 +42,7 @@
 #include <elfin/wal/writer.hpp>
 
 #include "bench_common.hpp"
+#include "bench_disk.hpp"
 
 namespace {
 
@@ -61,48 +62,6 @@ struct Shape {
   std::uint64_t syncs = 0;
 };
 
-std::filesystem::path bench_root() {
-  // Read before any thread exists (the benchmark has none besides main).
-  const char* dir = std::getenv("ELFIN_BENCH_WAL_DIR");  // NOLINT(concurrency-mt-unsafe)
-  if (dir != nullptr && *dir != '\0') return dir;
-  return std::filesystem::temp_directory_path();
-}
-
-std::string fs_name(const std::filesystem::path& dir) {
-  struct statfs st{};
-  if (::statfs(dir.c_str(), &st) != 0) return "unknown";
-  switch (static_cast<unsigned long>(st.f_type)) {
-    case 0xEF53:
-      return "ext4";
-    case 0x58465342:
-      return "xfs";
-    case 0x9123683E:
-      return "btrfs";
-    case 0x01021994:
-      return "tmpfs";
-    case 0x794c7630:
-      return "overlayfs";
-    default:
-      return fmt::format("0x{:x}", static_cast<unsigned long>(st.f_type));
-  }
-}
-
-// A fresh directory for one run, removed afterwards.
-struct RunDir {
-  std::filesystem::path path;
-  RunDir() {
-    std::string pattern = (bench_root() / "elfin-bench-wal-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed in " + bench_root().string());
-    path = pattern;
-  }
-  RunDir(const RunDir&) = delete;
-  RunDir& operator=(const RunDir&) = delete;
-  ~RunDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-};
-
 std::string errno_text() { return std::error_code(errno, std::generic_category()).message(); }
 
 double micros(Clock::time_point a, Clock::time_point b) {
@@ -110,10 +69,10 @@ double micros(Clock::time_point a, Clock::time_point b) {
 }
 
 Run run_wal(const Shape& shape) {
-  RunDir dir;
+  elfin_bench::RunDir dir{"elfin-bench-wal"};
   wal::PosixFileSystem fs;
   wal::RecoveryOptions ro;
-  ro.dir = dir.path.string();
+  ro.dir = dir.path().string();
   auto recovered = wal::recover(fs, ro);
   if (!recovered) throw std::runtime_error(wal::to_string(recovered.error()));
   auto writer = wal::Writer::open(fs, recovered->log, wal::WriterOptions{});
@@ -141,8 +100,8 @@ Run run_wal(const Shape& shape) {
 }
 
 Run run_raw(const Shape& shape, std::uint64_t bytes_per_sync) {
-  RunDir dir;
-  const auto path = (dir.path / "raw.log").string();
+  elfin_bench::RunDir dir{"elfin-bench-wal"};
+  const auto path = (dir.path() / "raw.log").string();
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error("open " + path + ": " + errno_text());
   std::vector<std::byte> payload(shape.payload, std::byte{0x5a});
@@ -169,13 +128,6 @@ Run run_raw(const Shape& shape, std::uint64_t bytes_per_sync) {
   run.figure = {std::chrono::duration<double>(Clock::now() - start).count(), shape.syncs * shape.per_sync};
   ::close(fd);
   return run;
-}
-
-double percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const auto at = static_cast<std::size_t>(std::llround(p * static_cast<double>(values.size() - 1)));
-  return values[std::min(at, values.size() - 1)];
 }
 
 bool run_shape(std::string_view name, const Shape& base, const elfin_bench::Options& opts) {
@@ -212,9 +164,10 @@ bool run_shape(std::string_view name, const Shape& base, const elfin_bench::Opti
         "wal_prealloc=64MiB raw_prealloc=none fs={} reps={}\n",
         kBench, name, ws.ops_per_s, ws.ns_per_op, mb(ws, disk_per_op), mb(ws, static_cast<double>(shape.payload)),
         rs.ops_per_s, rs.ns_per_op, mb(rs, disk_per_op), rs.ops_per_s > 0 ? ws.ops_per_s / rs.ops_per_s : 0.0,
-        bytes_per_sync, percentile(wal_lat, 0.50), percentile(wal_lat, 0.99), percentile(raw_lat, 0.50),
-        percentile(raw_lat, 0.99), ws.min_ops_per_s, ws.max_ops_per_s, rs.min_ops_per_s, rs.max_ops_per_s,
-        shape.payload, shape.per_sync, shape.syncs, fs_name(bench_root()), opts.reps);
+        bytes_per_sync, elfin_bench::percentile(wal_lat, 0.50), elfin_bench::percentile(wal_lat, 0.99),
+        elfin_bench::percentile(raw_lat, 0.50), elfin_bench::percentile(raw_lat, 0.99), ws.min_ops_per_s,
+        ws.max_ops_per_s, rs.min_ops_per_s, rs.max_ops_per_s, shape.payload, shape.per_sync, shape.syncs,
+        elfin_bench::fs_name(elfin_bench::disk_root()), opts.reps);
     std::fflush(stdout);
     return true;
   } catch (const std::exception& e) {

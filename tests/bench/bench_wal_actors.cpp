@@ -50,6 +50,7 @@
 #include <elfin/topology.hpp>
 
 #include "bench_common.hpp"
+#include "bench_disk.hpp"
 
 namespace {
 
@@ -180,56 +181,14 @@ elfin::Topology topology(const Shape& shape) {
   return topology;
 }
 
-// --- files --------------------------------------------------------------------------------------
-
-std::filesystem::path bench_root() {
-  const char* dir = std::getenv("ELFIN_BENCH_WAL_DIR");  // NOLINT(concurrency-mt-unsafe): before any thread
-  if (dir != nullptr && *dir != '\0') return dir;
-  return std::filesystem::temp_directory_path();
-}
-
-std::string fs_name(const std::filesystem::path& dir) {
-  struct statfs st{};
-  if (::statfs(dir.c_str(), &st) != 0) return "unknown";
-  switch (static_cast<unsigned long>(st.f_type)) {
-    case 0xEF53:
-      return "ext4";
-    case 0x58465342:
-      return "xfs";
-    case 0x9123683E:
-      return "btrfs";
-    case 0x01021994:
-      return "tmpfs";
-    case 0x794c7630:
-      return "overlayfs";
-    default:
-      return fmt::format("0x{:x}", static_cast<unsigned long>(st.f_type));
-  }
-}
-
-struct RunDir {
-  std::filesystem::path path;
-  RunDir() {
-    std::string pattern = (bench_root() / "elfin-bench-wal-actors-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed in " + bench_root().string());
-    path = pattern;
-  }
-  RunDir(const RunDir&) = delete;
-  RunDir& operator=(const RunDir&) = delete;
-  ~RunDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-};
-
 struct Run {
   elfin_bench::Figure figure;
   Measured measured;
 };
 
 Run run_wal(const Shape& shape, const elfin_bench::Options& opts) {
-  RunDir dir;
-  const std::string config = fmt::format("[wal]\ndir = \"{}\"\nwal_count = {}\n", dir.path.string(), shape.wal_count);
+  elfin_bench::RunDir dir{"elfin-bench-wal-actors"};
+  const std::string config = fmt::format("[wal]\ndir = \"{}\"\nwal_count = {}\n", dir.path().string(), shape.wal_count);
   Run run;
   run.figure = elfin_bench::run_elfin("wal_actors", topology(shape), config, opts.threads);
   std::lock_guard lock(measured_mu);
@@ -240,7 +199,7 @@ Run run_wal(const Shape& shape, const elfin_bench::Options& opts) {
 /// `streams` threads, each appending `bytes` with pwrite(2) then fdatasync to a preallocated file,
 /// `syncs` times in all.
 Run run_raw(std::uint64_t streams, std::uint64_t bytes, std::uint64_t syncs, std::uint64_t ops) {
-  RunDir dir;
+  elfin_bench::RunDir dir{"elfin-bench-wal-actors"};
   std::vector<std::thread> threads;
   std::vector<std::vector<double>> latencies(streams);
   std::vector<std::string> errors(streams);
@@ -248,7 +207,7 @@ Run run_raw(std::uint64_t streams, std::uint64_t bytes, std::uint64_t syncs, std
   // Set up like a WAL segment before the clock starts: created, preallocated, synced, so the
   // fdatasyncs measured below need not log a new file size or inode each time.
   for (std::uint64_t s = 0; s < streams; ++s) {
-    const auto path = (dir.path / fmt::format("raw-{}.log", s)).string();
+    const auto path = (dir.path() / fmt::format("raw-{}.log", s)).string();
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) throw std::runtime_error("raw: open failed");
     fds.push_back(fd);
@@ -306,13 +265,6 @@ Run run_raw(std::uint64_t streams, std::uint64_t bytes, std::uint64_t syncs, std
   return run;
 }
 
-double percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const auto at = static_cast<std::size_t>(std::llround(p * static_cast<double>(values.size() - 1)));
-  return values[std::min(at, values.size() - 1)];
-}
-
 bool run_shape(const std::string& name, Shape shape, const elfin_bench::Options& opts) {
   if (opts.quick) shape.entries = std::max<std::uint64_t>(shape.entries / 8, shape.concurrency * 4);
   // The one-partition run of the same K, record size and concurrency, alternated with this case's
@@ -364,8 +316,9 @@ bool run_shape(const std::string& name, Shape shape, const elfin_bench::Options&
         ws.ops_per_s * static_cast<double>(shape.payload) / 1e6, one_ops, vs_one, rs.ops_per_s * bytes_per_op / 1e6,
         rs.ops_per_s > 0 ? ws.ops_per_s / rs.ops_per_s : 0.0, syncs ? bytes / syncs : 0,
         static_cast<double>(syncs) / static_cast<double>(opts.reps) / (static_cast<double>(ws.ops) / ws.ops_per_s),
-        percentile(wal_lat, 0.50), percentile(wal_lat, 0.99), percentile(raw_lat, 0.50), percentile(raw_lat, 0.99),
-        ws.min_ops_per_s, ws.max_ops_per_s, streams, fs_name(bench_root()), opts.reps);
+        elfin_bench::percentile(wal_lat, 0.50), elfin_bench::percentile(wal_lat, 0.99),
+        elfin_bench::percentile(raw_lat, 0.50), elfin_bench::percentile(raw_lat, 0.99), ws.min_ops_per_s,
+        ws.max_ops_per_s, streams, elfin_bench::fs_name(elfin_bench::disk_root()), opts.reps);
     std::fflush(stdout);
     return true;
   } catch (const std::exception& e) {

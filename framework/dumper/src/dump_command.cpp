@@ -30,8 +30,6 @@ void write(std::FILE* stream, std::string_view text) { std::fwrite(text.data(), 
 
 }  // namespace
 
-std::string_view dump_command_usage() { return kUsage; }
-
 Result<DumpCommand, DumpArgumentError> parse_dump_command(const std::vector<std::string_view>& args,
                                                           std::uint64_t now_ns) {
   DumpCommand command;

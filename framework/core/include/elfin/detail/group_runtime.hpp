@@ -137,7 +137,6 @@ class GroupRuntime {
  protected:
   /// Outcome::Default: ValidateConfig → Discard, other system messages → Broadcast, user → Discard.
   [[nodiscard]] static bool default_is_broadcast(const Envelope& envelope);
-  void set_mailbox_capacity_from(const AnyConfig& config);
   void set_applied_config(AnyConfig config);
   /// Adds what `decode_system_config` refuses (e.g. a restart policy without `when`) to `report`,
   /// with the file and line of the key.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/envelope_block.hpp>
@@ -26,6 +27,50 @@ void Histogram::merge(const Histogram& other) {
   for (std::size_t i = 0; i < counts.size(); ++i) counts[i] += other.counts[i];
   count += other.count;
   sum += other.sum;
+}
+
+namespace {
+
+// Help texts of metric families, process-wide like the message registry: a family's meaning does
+// not depend on the system recording it. Read once per family and scrape, so a mutex is cheap.
+struct Descriptions {
+  std::mutex mu;
+  std::map<std::string, std::string, std::less<>> help;
+};
+
+Descriptions& descriptions() {
+  static Descriptions* d = [] {
+    auto* out = new Descriptions;  // NOLINT(cppcoreguidelines-owning-memory): lives as long as the process
+    for (const auto& [name, help] : std::initializer_list<std::pair<const char*, const char*>>{
+             {"elfin_sent_messages_total", "Messages the group's actors sent (a multicast counts once)"},
+             {"elfin_message_handling_time_seconds", "Time from receiving a message to the next recv, by message"},
+             {"elfin_message_waiting_time_seconds", "Time from send to receive (in the mailbox), sampled"},
+             {"elfin_busy_time_seconds", "Each run of an actor on a worker, from resume to suspend"},
+             {"elfin_actor_status_changes_total", "Actor status changes, by the status entered"},
+             {"elfin_active_actors", "Actors alive now, by status"},
+             {"elfin_restarting_actors", "Actors waiting for their restart"},
+             {"elfin_restarts_total", "Actors restarted by the group's restart policy"},
+             {"elfin_emitted_events_total", "Log records emitted by the group's actors, by level"},
+             {"elfin_limited_events_total", "Log records dropped by the logging rate limit, by level"},
+             {"elfin_lost_events_total", "Log records lost because the logger could not keep up, by level"},
+             {"elfin_emitted_dumps_total", "Messages dumped"},
+             {"elfin_limited_dumps_total", "Messages not dumped because of the dumping rate limit"},
+             {"elfin_lost_dumps_total", "Dumps dropped because the dumper fell behind (its storage was full)"},
+         }) {
+      out->help.emplace(name, help);
+    }
+    return out;
+  }();
+  return *d;
+}
+
+}  // namespace
+
+std::string help_of(std::string_view name) {
+  auto& d = descriptions();
+  std::lock_guard lock(d.mu);
+  auto it = d.help.find(name);
+  return it == d.help.end() ? std::string{} : it->second;
 }
 
 }  // namespace telemetry
@@ -384,6 +429,12 @@ void increment_counter(std::string_view name, std::uint64_t by) {
 void set_gauge(std::string_view name, double value) {
   with_current_actor(
       name, [value](auto& storage, const auto& key, const auto& owner) { storage.set_gauge(key, value, owner); });
+}
+
+void describe(std::string_view name, std::string_view help) {
+  auto& d = telemetry::descriptions();
+  std::lock_guard lock(d.mu);
+  d.help.insert_or_assign(std::string(name), std::string(help));
 }
 
 void record_histogram(std::string_view name, double value) {

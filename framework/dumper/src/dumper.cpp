@@ -91,7 +91,12 @@ Task<> exec(Context<Config> ctx) {
 
 }  // namespace
 
-Blueprint blueprint() { return ActorGroup().config<Config>().exec(exec); }
+Blueprint blueprint() {
+  metrics::describe("elfin_written_dumps_total", "Dumps the dumper wrote to its file");
+  metrics::describe("elfin_lost_written_dumps_total",
+                    "Dumps of batches the dump file did not take (disk full, no such directory)");
+  return ActorGroup().config<Config>().exec(exec);
+}
 
 }  // namespace elfin::dumper
 

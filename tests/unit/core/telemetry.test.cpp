@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <stdexcept>
 
 #include <elfin/detail/actor_telemetry.hpp>
 #include <elfin/detail/envelope_block.hpp>
@@ -18,6 +19,7 @@
 
 using namespace elfin;
 using namespace elfin::test;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -510,4 +512,35 @@ TEST_CASE("the telemetry clock measures durations as steady_clock does", "[core]
   CHECK(std::abs(by_telemetry - by_steady) <= 1'000 + by_steady / 100);  // the pairs' reads are not simultaneous
   CHECK(detail::telemetry_stamp() >= t1);
   CHECK(detail::telemetry_elapsed_ns(t1, t0) == 0);  // backwards is no time, not a huge one
+}
+
+namespace {
+
+std::atomic<int> g_phoenix_starts{0};
+
+// Fails at once on its first three starts, then stays.
+Task<> phoenix(Context<> ctx) {
+  if (g_phoenix_starts.fetch_add(1) < 3) throw std::runtime_error("not yet");
+  while (auto envelope = co_await ctx.recv()) {
+  }
+}
+
+}  // namespace
+
+TEST_CASE("restarts are counted per group", "[core][telemetry]") {
+  g_phoenix_starts = 0;
+  Topology topology;
+  topology.local("phoenix")
+      .mount(ActorGroup().restart_policy(RestartPolicy::on_failure(RestartParams{1ms, 1ms})).exec(phoenix))
+      .entrypoint();
+  topology.local("system.telemeters").mount(ActorGroup().exec(idle));
+  auto system = System::start(std::move(topology), quick_options());
+  REQUIRE(system.ok());
+  CHECK(eventually([&] {
+    const auto samples = system->scrape_metrics();
+    const auto* restarts = find(samples, "elfin_restarts_total", {{"actor_group", "phoenix"}});
+    return restarts != nullptr && restarts->value == 3 && restarts->kind == telemetry::MetricKind::Counter;
+  }));
+  system->terminate("test over");
+  system->join();
 }

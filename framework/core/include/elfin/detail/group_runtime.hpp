@@ -107,6 +107,8 @@ class GroupRuntime {
   [[nodiscard]] bool schedule_restart(const std::shared_ptr<ActorCell>& cell, std::chrono::nanoseconds delay);
   /// Actors waiting for a restart.
   [[nodiscard]] std::size_t restarting_actors() const;
+  /// Restarts so far (each relaunch of an actor counts once). Any thread.
+  [[nodiscard]] std::uint64_t restarts() const { return restarts_.load(std::memory_order_relaxed); }
 
   /// Registers `subscriber` for ActorStatusReport: the current status of every actor now, then
   /// every change. Any thread.
@@ -187,6 +189,7 @@ class GroupRuntime {
   mutable std::mutex restart_mu_;
   bool restarts_allowed_ = true;                     // guarded by restart_mu_
   std::unordered_map<ActorCell*, Waiting> waiting_;  // guarded by restart_mu_
+  std::atomic<std::uint64_t> restarts_{0};           // a statistic: relaxed
 
   StatusSubscriptions status_subscriptions_;
 };

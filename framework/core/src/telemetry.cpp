@@ -47,6 +47,8 @@ Descriptions& descriptions() {
              {"elfin_message_waiting_time_seconds", "Time from send to receive (in the mailbox), sampled"},
              {"elfin_busy_time_seconds", "Each run of an actor on a worker, from resume to suspend"},
              {"elfin_actor_status_changes_total", "Actor status changes, by the status entered"},
+             {"elfin_requests_total", "Requests the group's actors made, by how they ended (Ok, Failed, Ignored)"},
+             {"elfin_request_time_seconds", "Time from sending a request to its answer, as the requester saw it"},
              {"elfin_active_actors", "Actors alive now, by status"},
              {"elfin_restarting_actors", "Actors waiting for their restart"},
              {"elfin_restarts_total", "Actors restarted by the group's restart policy"},
@@ -110,6 +112,7 @@ struct SeriesId {
   std::string actor_key;
   const MessageVTable* message = nullptr;
   std::int8_t status = -1;
+  std::int8_t outcome = -1;  // RequestOutcome, for elfin_requests_total
   friend bool operator==(const SeriesId&, const SeriesId&) = default;
 };
 
@@ -121,9 +124,12 @@ struct SeriesIdHash {
     mix(std::hash<std::string>{}(k.actor_key) + (k.has_key ? 1 : 0));
     mix(std::hash<const void*>{}(k.message));
     mix(static_cast<std::size_t>(k.status + 1));
+    mix(static_cast<std::size_t>(k.outcome + 1));
     return h;
   }
 };
+
+constexpr std::array<const char*, kRequestOutcomes> kOutcomeNames{"Ok", "Failed", "Ignored"};
 
 }  // namespace
 
@@ -144,6 +150,8 @@ MetricsStorage::MetricsStorage() : id_(g_next_storage_id.fetch_add(1, std::memor
   names_.waiting_time = intern("elfin_message_waiting_time_seconds");
   names_.busy_time = intern("elfin_busy_time_seconds");
   names_.status_changes = intern("elfin_actor_status_changes_total");
+  names_.requests = intern("elfin_requests_total");
+  names_.request_time = intern("elfin_request_time_seconds");
 }
 
 MetricsStorage::~MetricsStorage() = default;
@@ -267,6 +275,17 @@ std::vector<telemetry::MetricSample> MetricsStorage::snapshot() const {
             }
             if (auto handling = histogram(m.handling); handling.histogram.count > 0)
               add(id(names_.handling_time, message), handling);
+            for (std::size_t o = 0; o < kRequestOutcomes; ++o) {
+              if (const std::uint64_t n = m.requests[o].load(); n > 0) {
+                MetricValue v;
+                v.counter = n;
+                SeriesId requests = id(names_.requests, message);
+                requests.outcome = static_cast<std::int8_t>(o);
+                add(std::move(requests), v);
+              }
+            }
+            if (auto took = histogram(m.request_time); took.histogram.count > 0)
+              add(id(names_.request_time, message), took);
           });
         }
       }
@@ -286,6 +305,7 @@ std::vector<telemetry::MetricSample> MetricsStorage::snapshot() const {
     if (key.status >= 0) {
       sample.labels.emplace_back("status", std::string{to_string(static_cast<ActorStatusKind>(key.status))});
     }
+    if (key.outcome >= 0) sample.labels.emplace_back("outcome", kOutcomeNames[static_cast<std::size_t>(key.outcome)]);
     sample.kind = value.kind;
     sample.value = value.kind == telemetry::MetricKind::Counter ? static_cast<double>(value.counter) : value.gauge;
     sample.histogram = value.histogram;
@@ -345,6 +365,13 @@ GroupSeries& GroupTelemetry::refresh_series(ActorCell& cell, bool keyed) {
 
 void GroupTelemetry::count_sent(ActorCell& cell, const MessageVTable& message) {
   cell.telemetry_.sent.get(series(cell), message).sent.add(1);
+}
+
+void GroupTelemetry::count_request(ActorCell& cell, const MessageVTable& request, RequestOutcome outcome,
+                                   std::uint64_t ns) {
+  MessageSeries& m = cell.telemetry_.sent.get(series(cell), request);
+  m.requests[static_cast<std::size_t>(outcome)].add(1);
+  m.request_time.record_ns(ns);
 }
 
 void GroupTelemetry::close_window(ActorCell& cell, GroupSeries& s, TelemetryStamp now) {

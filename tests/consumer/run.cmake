@@ -12,8 +12,6 @@ function(step what)
   message(STATUS "consumer: ${what}: ok")
 endfunction()
 
-# The nested builds compile what the main build compiled, with the same flags: let ccache share it.
-set(ENV{CCACHE_NOHASHDIR} 1)
 file(REMOVE_RECURSE ${WORK_DIR})
 set(consumer ${ELFIN_SOURCE_DIR}/tests/consumer)
 set(common -G Ninja -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=${BUILD_TYPE})

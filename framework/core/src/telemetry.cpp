@@ -305,7 +305,7 @@ std::vector<telemetry::MetricSample> MetricsStorage::snapshot() const {
     if (key.status >= 0) {
       sample.labels.emplace_back("status", std::string{to_string(static_cast<ActorStatusKind>(key.status))});
     }
-    if (key.outcome >= 0) sample.labels.emplace_back("outcome", kOutcomeNames[static_cast<std::size_t>(key.outcome)]);
+    if (key.outcome >= 0) sample.labels.emplace_back("outcome", kOutcomeNames[static_cast<unsigned char>(key.outcome)]);
     sample.kind = value.kind;
     sample.value = value.kind == telemetry::MetricKind::Counter ? static_cast<double>(value.counter) : value.gauge;
     sample.histogram = value.histogram;

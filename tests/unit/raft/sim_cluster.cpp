@@ -415,7 +415,8 @@ void Cluster::complete_writes(Replica& r, bool all_due) {
     Storage& s = r.storage;
     if (w.hard_state) {
       if (w.hard_state->term < s.hard_state.term ||
-          (w.hard_state->term == s.hard_state.term && s.hard_state.vote != 0 && w.hard_state->vote != s.hard_state.vote)) {
+          (w.hard_state->term == s.hard_state.term && s.hard_state.vote != 0 &&
+           w.hard_state->vote != s.hard_state.vote)) {
         fail("node " + std::to_string(r.id) + " persisted term/vote going back");
       }
       s.hard_state = *w.hard_state;
@@ -439,11 +440,11 @@ void Cluster::complete_writes(Replica& r, bool all_due) {
     for (Message& m : w.after) {
       if (m.type == MessageType::AppendResponse && !m.reject && m.index > 0) {
         // Durable before counted: the acknowledged entries are in this node's storage.
-        const Index stored = std::max(s.entries.empty() ? 0 : s.entries.back().index,
-                                      s.snapshot ? s.snapshot->meta.index : 0);
+        const Index stored =
+            std::max(s.entries.empty() ? 0 : s.entries.back().index, s.snapshot ? s.snapshot->meta.index : 0);
         if (stored < m.index) {
-          fail("node " + std::to_string(r.id) + " acknowledged index " + std::to_string(m.index) +
-               " with only " + std::to_string(stored) + " stored");
+          fail("node " + std::to_string(r.id) + " acknowledged index " + std::to_string(m.index) + " with only " +
+               std::to_string(stored) + " stored");
         }
       }
       send(std::move(m));

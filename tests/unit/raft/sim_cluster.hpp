@@ -16,7 +16,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <utility>
 #include <functional>
 #include <map>
 #include <memory>
@@ -24,6 +23,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <elfin/raft/node.hpp>
@@ -143,7 +143,7 @@ class Cluster {
   ConfState initial_conf_;
   std::map<std::pair<std::uint64_t, std::uint64_t>, Message> network_;  // by (delivery step, send order)
   std::function<bool(const Message&)> filter_;
-  std::map<NodeId, int> group_;   // empty: fully connected
+  std::map<NodeId, int> group_;  // empty: fully connected
   std::uint64_t sent_[16] = {};
 
   std::uint64_t next_payload_ = 1;

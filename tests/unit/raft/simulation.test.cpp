@@ -48,8 +48,9 @@ RunResult simulate(std::uint64_t seed, std::size_t nodes, int ticks) {
   options.faults.max_delay = 2 + static_cast<int>(below(12));
   options.faults.drop = chance(0.7) ? 0.05 * static_cast<double>(below(3)) : 0;
   options.faults.duplicate = chance(0.5) ? 0.03 : 0;
-  options.faults.max_disk_delay = static_cast<int>(below(6));
+  options.faults.max_disk_delay = chance(0.5) ? static_cast<int>(below(6)) : static_cast<int>(below(40));
   const sim::Faults calm{1, 3, 0, 0, 1};
+  const double crash_rate = chance(0.5) ? 0.02 : 0.06;
 
   sim::Cluster cluster(options);
   RunResult result;
@@ -74,7 +75,7 @@ RunResult simulate(std::uint64_t seed, std::size_t nodes, int ticks) {
       }
     }
     // Crashes lose whatever was not yet acknowledged durable; restarts recover from storage.
-    if (chance(0.02)) {
+    if (chance(crash_rate)) {
       const NodeId victim = ids[below(ids.size())];
       if (cluster.alive(victim)) {
         cluster.crash(victim);

@@ -210,7 +210,7 @@ void sweep(std::size_t nodes, std::uint64_t default_runs) {
   std::size_t conf_changes = 0;
   for (std::uint64_t k = 0; k < runs; ++k) {
     const std::uint64_t seed = only != 0 ? only : nodes * 1000000 + k + 1;
-    RunResult r = simulate(seed, nodes, 300);
+    RunResult r = simulate(seed, nodes, 200);
     INFO("replay with ELFIN_RAFT_SIM_SEED=" << seed);
     REQUIRE(r.failure == "");
     acknowledged += r.acknowledged;
@@ -228,7 +228,7 @@ void sweep(std::size_t nodes, std::uint64_t default_runs) {
 }  // namespace
 
 TEST_CASE("simulated 3-node groups under faults, crashes and membership changes keep every safety property", "[raft]") {
-  sweep(3, 600);
+  sweep(3, 700);
 }
 
 TEST_CASE("simulated 5-node groups under faults, crashes and membership changes keep every safety property", "[raft]") {

@@ -300,3 +300,27 @@ TEST_CASE("a follower whose appends were all lost catches up through heartbeat r
   CHECK(cluster.node(3).last_index() == cluster.node(1).last_index());
   CHECK(cluster.applied_ids(3) == cluster.applied_ids(1));
 }
+
+TEST_CASE("after report_unreachable a leader stops pipelining to that follower and probes", "[raft]") {
+  sim::Cluster cluster(manual(3));
+  cluster.elect(1);
+  int appends_to_2 = 0;
+  cluster.set_filter([&](const Message& m) {
+    if (m.type == MessageType::Append && m.to == 2 && !m.entries.empty()) {
+      ++appends_to_2;
+      return true;
+    }
+    return false;
+  });
+  for (int k = 0; k < 5; ++k) {
+    REQUIRE(cluster.propose(1));
+  }
+  CHECK(appends_to_2 == 5);  // pipelined, one per proposal
+  cluster.node(1).report_unreachable(2);
+  appends_to_2 = 0;
+  for (int k = 0; k < 5; ++k) {
+    REQUIRE(cluster.propose(1));
+  }
+  cluster.settle();
+  CHECK(appends_to_2 == 1);  // one probe, then wait for an answer
+}

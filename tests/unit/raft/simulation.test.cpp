@@ -203,6 +203,9 @@ RunResult simulate(std::uint64_t seed, std::size_t nodes, int ticks) {
 }
 
 void sweep(std::size_t nodes, std::uint64_t default_runs) {
+#ifdef ELFIN_RAFT_SIM_SANITIZED
+  default_runs /= 5;
+#endif
   const std::uint64_t only = env_number("ELFIN_RAFT_SIM_SEED", 0);
   const std::uint64_t runs = only != 0 ? 1 : env_number("ELFIN_RAFT_SIM_RUNS", default_runs);
   std::size_t acknowledged = 0;

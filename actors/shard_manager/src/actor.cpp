@@ -27,6 +27,7 @@
 #include <elfin/assignment/rebalance.hpp>
 #include <elfin/context.hpp>
 #include <elfin/delay.hpp>
+#include <elfin/handle.hpp>
 #include <elfin/hashing/shard_function.hpp>
 #include <elfin/interval.hpp>
 #include <elfin/logging.hpp>
@@ -73,13 +74,20 @@ class Manager {
     while (!validate(config()).empty()) {
       auto envelope = co_await ctx_.recv();
       if (!envelope) co_return;
-      if (const auto* validation = envelope->get<ValidateConfig>()) {
-        auto token = envelope->take_token<ValidateConfig>();
-        on_validate(*validation, std::move(token));
-      }
+      co_await handle(*envelope, this, &Manager::on_validate);
     }
     start();
-    while (auto envelope = co_await ctx_.recv()) dispatch(*envelope);
+    while (auto envelope = co_await ctx_.recv()) {
+      co_await handle(
+          *envelope,
+          [&](const sharding::Register& request, ResponseToken<sharding::Register> token) {
+            on_register(request, envelope->sender(), std::move(token));
+          },
+          this, &Manager::on_unregister, &Manager::on_get_assignments, &Manager::on_report, &Manager::on_ping_done,
+          &Manager::on_command_done, &Manager::on_phase_timeout, &Manager::on_health_timeout, &Manager::on_tick,
+          &Manager::on_retry_rebalance, &Manager::on_persist_retry, &Manager::on_validate, &Manager::on_health_sweep,
+          &Manager::on_config_updated);
+    }
   }
 
  private:
@@ -140,50 +148,39 @@ class Manager {
     }
   }
 
-  // --- dispatch -------------------------------------------------------------------------------
+  // --- the manager's own messages ---------------------------------------------------------------
 
-  void dispatch(Envelope& envelope) {
-    if (envelope.is<sharding::Register>()) {
-      auto token = envelope.take_token<sharding::Register>();
-      on_register(*envelope.get<sharding::Register>(), envelope.sender(), std::move(token));
-    } else if (envelope.is<sharding::Unregister>()) {
-      auto token = envelope.take_token<sharding::Unregister>();
-      on_unregister(*envelope.get<sharding::Unregister>(), std::move(token));
-    } else if (envelope.is<sharding::GetAssignments>()) {
-      auto token = envelope.take_token<sharding::GetAssignments>();
-      ctx_.respond(std::move(token), snapshot(pods_, map_));
-    } else if (const auto* report = envelope.get<sharding::ReportUnhealthyPod>()) {
-      on_report(*report);
-    } else if (const auto* ping = envelope.get<PingDone>()) {
-      on_ping_done(*ping);
-    } else if (const auto* done = envelope.get<CommandDone>()) {
-      on_command_done(*done);
-    } else if (const auto* timeout = envelope.get<PhaseTimeout>()) {
-      on_phase_timeout(*timeout);
-    } else if (const auto* health_timeout = envelope.get<HealthTimeout>()) {
-      on_health_timeout(*health_timeout);
-    } else if (envelope.is<RebalanceTick>() || envelope.is<RetryRebalance>()) {
-      // Suspects are pinged again: one that answers is no longer a reason to hold back balancing.
-      const std::vector<PodId> suspects(suspects_.begin(), suspects_.end());
-      for (const auto& id : suspects) start_health_check(id);
-      if (!round_) {
-        // Removals and releases whose save failed earlier are tried again before any round.
-        remove_dead();
-        apply_late_releases();
-      }
-      request_round(RoundKind::Regular);
-    } else if (const auto* retry = envelope.get<PersistRetry>()) {
-      if (round_ && round_->id == retry->round && round_->phase == Phase::Persist) persist_round();
-    } else if (const auto* validation = envelope.get<ValidateConfig>()) {
-      auto token = envelope.take_token<ValidateConfig>();
-      on_validate(*validation, std::move(token));
-    } else if (envelope.is<HealthSweep>()) {
-      const std::vector<PodEntry> pods = pods_;
-      for (const auto& entry : pods) start_health_check(to_id(entry.pod));
-    } else if (envelope.is<ConfigUpdated>()) {
-      if (tick_) tick_->set_period(config().rebalance_interval);
-      if (sweep_) sweep_->set_period(config().health_check_interval);
+  void on_get_assignments(const sharding::GetAssignments&, ResponseToken<sharding::GetAssignments> token) {
+    ctx_.respond(std::move(token), snapshot(pods_, map_));
+  }
+
+  void on_tick(const RebalanceTick&) { rebalance_now(); }
+  void on_retry_rebalance(const RetryRebalance&) { rebalance_now(); }
+
+  void rebalance_now() {
+    // Suspects are pinged again: one that answers is no longer a reason to hold back balancing.
+    const std::vector<PodId> suspects(suspects_.begin(), suspects_.end());
+    for (const auto& id : suspects) start_health_check(id);
+    if (!round_) {
+      // Removals and releases whose save failed earlier are tried again before any round.
+      remove_dead();
+      apply_late_releases();
     }
+    request_round(RoundKind::Regular);
+  }
+
+  void on_persist_retry(const PersistRetry& retry) {
+    if (round_ && round_->id == retry.round && round_->phase == Phase::Persist) persist_round();
+  }
+
+  void on_health_sweep(const HealthSweep&) {
+    const std::vector<PodEntry> pods = pods_;
+    for (const auto& entry : pods) start_health_check(to_id(entry.pod));
+  }
+
+  void on_config_updated(const ConfigUpdated&) {
+    if (tick_) tick_->set_period(config().rebalance_interval);
+    if (sweep_) sweep_->set_period(config().health_check_interval);
   }
 
   void on_validate(const ValidateConfig& request, ResponseToken<ValidateConfig> token) {

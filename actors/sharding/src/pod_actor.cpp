@@ -89,15 +89,17 @@ class Pod {
     while (!validate(config()).empty()) {
       auto envelope = co_await ctx_.recv();
       if (!envelope) co_return;
-      if (const auto* validation = envelope->get<ValidateConfig>()) {
-        on_validate(*validation, envelope->take_token<ValidateConfig>());
-      }
+      co_await handle(*envelope, this, &Pod::on_validate);
     }
     start();
     while (!done_) {
       auto envelope = co_await ctx_.recv();
       if (!envelope) break;
-      dispatch(*envelope);
+      co_await handle(*envelope, this, &Pod::on_ping, &Pod::on_assign, &Pod::on_unassign, &Pod::on_changed,
+                      &Pod::on_fetched, &Pod::on_registered, &Pod::on_retry_start, &Pod::on_report_tick,
+                      &Pod::on_refresh_tick, &Pod::on_backoff, &Pod::on_backoff_done, &Pod::on_passivate_tick,
+                      &Pod::on_stop_check, &Pod::on_stop_deadline, &Pod::on_terminate, &Pod::on_unregistered,
+                      &Pod::on_validate, &Pod::on_config_updated);
     }
   }
 
@@ -145,69 +147,65 @@ class Pod {
     ctx_.attach(Delay(config().retry_interval, RetryStart{}));
   }
 
-  void dispatch(Envelope& envelope) {
-    if (envelope.is<PingPod>()) {
-      ctx_.respond(envelope.take_token<PingPod>(), cache_->self());
-    } else if (const auto* assign = envelope.get<AssignShards>()) {
-      on_assign(*assign, envelope.take_token<AssignShards>());
-    } else if (const auto* unassign = envelope.get<UnassignShards>()) {
-      on_unassign(*unassign, envelope.take_token<UnassignShards>());
-    } else if (const auto* changed = envelope.get<AssignmentsChanged>()) {
-      on_map(changed->assignments);
-    } else if (const auto* fetched = envelope.get<FetchDone>()) {
-      on_fetched(*fetched);
-    } else if (const auto* registered = envelope.get<RegisterDone>()) {
-      on_registered(*registered);
-    } else if (envelope.is<RetryStart>()) {
-      retry_pending_ = false;
-      if (!draining_ && !registered_) fetch();
-    } else if (envelope.is<ReportTick>()) {
-      report_unreachable();
-    } else if (envelope.is<RefreshTick>()) {
-      // A command newer than the map means a notification is late or lost: ask for the map.
-      if (!fetching_ && cache_->epoch() > cache_->map_epoch()) {
-        log::info("sharding pod {}: map at epoch {}, commands at {}: fetching it", cache_->self(), cache_->map_epoch(),
-                  cache_->epoch());
-        fetch();
-      }
-    } else if (const auto* backoff = envelope.get<Backoff>()) {
-      const std::uint64_t id = ++next_op_;
-      backoffs_.emplace(id, envelope.take_token<Backoff>());
-      ctx_.attach(Delay(std::chrono::milliseconds{backoff->delay_ms}, BackoffDone{id}));
-    } else if (const auto* waited = envelope.get<BackoffDone>()) {
-      if (auto it = backoffs_.find(waited->op); it != backoffs_.end()) {
-        ctx_.respond(std::move(it->second), Unit{});
-        backoffs_.erase(it);
-      }
-    } else if (envelope.is<PassivateTick>()) {
-      passivate();
-    } else if (const auto* check = envelope.get<StopCheck>()) {
-      poll_stop(check->op, false);
-    } else if (const auto* deadline = envelope.get<StopDeadline>()) {
-      poll_stop(deadline->op, true);
-    } else if (const auto* terminate = envelope.get<Terminate>()) {
-      if (terminate->force_close) {
-        done_ = true;
-      } else {
-        begin_drain();
-      }
-    } else if (const auto* unregistered = envelope.get<UnregisterDone>()) {
-      if (!unregistered->detail.empty()) {
-        log::warn("sharding pod {}: unregister failed ({}); the manager will find the pod gone", cache_->self(),
-                  unregistered->detail);
-      }
-      done_ = true;
-    } else if (const auto* validation = envelope.get<ValidateConfig>()) {
-      on_validate(*validation, envelope.take_token<ValidateConfig>());
-    } else if (envelope.is<ConfigUpdated>()) {
-      // A reload changes the timers; the identity and the shard function stay (a new address
-      // or function is a new pod: restart it).
-      if (refresh_) refresh_->set_period(config().refresh_interval);
-      if (report_) report_->set_period(std::min(config().unhealthy_report_interval, std::chrono::milliseconds{100}));
-      if (passivate_) {
-        passivate_->set_period(std::max(config().entity_max_idle_time / 4, std::chrono::milliseconds{1}));
-      }
+  void on_ping(const PingPod&, ResponseToken<PingPod> token) { ctx_.respond(std::move(token), cache_->self()); }
+
+  void on_changed(const AssignmentsChanged& changed) { on_map(changed.assignments); }
+
+  void on_retry_start(const RetryStart&) {
+    retry_pending_ = false;
+    if (!draining_ && !registered_) fetch();
+  }
+
+  void on_report_tick(const ReportTick&) { report_unreachable(); }
+
+  void on_refresh_tick(const RefreshTick&) {
+    // A command newer than the map means a notification is late or lost: ask for the map.
+    if (!fetching_ && cache_->epoch() > cache_->map_epoch()) {
+      log::info("sharding pod {}: map at epoch {}, commands at {}: fetching it", cache_->self(), cache_->map_epoch(),
+                cache_->epoch());
+      fetch();
     }
+  }
+
+  void on_backoff(const Backoff& backoff, ResponseToken<Backoff> token) {
+    const std::uint64_t id = ++next_op_;
+    backoffs_.emplace(id, std::move(token));
+    ctx_.attach(Delay(std::chrono::milliseconds{backoff.delay_ms}, BackoffDone{id}));
+  }
+
+  void on_backoff_done(const BackoffDone& waited) {
+    if (auto it = backoffs_.find(waited.op); it != backoffs_.end()) {
+      ctx_.respond(std::move(it->second), Unit{});
+      backoffs_.erase(it);
+    }
+  }
+
+  void on_passivate_tick(const PassivateTick&) { passivate(); }
+  void on_stop_check(const StopCheck& check) { poll_stop(check.op, false); }
+  void on_stop_deadline(const StopDeadline& deadline) { poll_stop(deadline.op, true); }
+
+  void on_terminate(const Terminate& terminate) {
+    if (terminate.force_close) {
+      done_ = true;
+    } else {
+      begin_drain();
+    }
+  }
+
+  void on_unregistered(const UnregisterDone& unregistered) {
+    if (!unregistered.detail.empty()) {
+      log::warn("sharding pod {}: unregister failed ({}); the manager will find the pod gone", cache_->self(),
+                unregistered.detail);
+    }
+    done_ = true;
+  }
+
+  void on_config_updated(const ConfigUpdated&) {
+    // A reload changes the timers; the identity and the shard function stay (a new address
+    // or function is a new pod: restart it).
+    if (refresh_) refresh_->set_period(config().refresh_interval);
+    if (report_) report_->set_period(std::min(config().unhealthy_report_interval, std::chrono::milliseconds{100}));
+    if (passivate_) passivate_->set_period(std::max(config().entity_max_idle_time / 4, std::chrono::milliseconds{1}));
   }
 
   void on_validate(const ValidateConfig& request, ResponseToken<ValidateConfig> token) {

@@ -202,44 +202,50 @@ inline Task<> fake_pod(Context<NoConfig, std::uint32_t> ctx, std::shared_ptr<Wor
   std::vector<ResponseToken<sharding::AssignShards>> held_assigns;
   std::vector<ResponseToken<sharding::UnassignShards>> held_unassigns;
   std::optional<sharding::PodRef> me;
-  while (auto envelope = co_await ctx.recv()) {
-    if (const auto* start = envelope->get<StartPod>()) {
-      me = start->pod;
-      auto token = envelope->take_token<StartPod>();
-      ctx.respond(std::move(token), ctx.addr().raw());
-    } else if (envelope->is<KillPod>()) {
-      if (me) world->on_death(*me);
-      co_return;
-    } else if (envelope->is<sharding::PingPod>()) {
-      auto token = envelope->take_token<sharding::PingPod>();
-      if (world->behaviour(key).answer_pings) {
-        ctx.respond(std::move(token), *me);
-      } else {
-        held_pings.push_back(std::move(token));
-      }
-    } else if (const auto* unassign = envelope->get<sharding::UnassignShards>()) {
-      auto token = envelope->take_token<sharding::UnassignShards>();
-      if (!world->behaviour(key).answer_commands) {
-        held_unassigns.push_back(std::move(token));
-        continue;
-      }
-      world->on_unassign(*unassign);  // entities stopped, then the answer
-      ctx.respond(std::move(token), Unit{});
-    } else if (const auto* assign = envelope->get<sharding::AssignShards>()) {
-      auto token = envelope->take_token<sharding::AssignShards>();
-      const auto behaviour = world->behaviour(key);
-      if (behaviour.refuse_assigns) {
-        ctx.respond(std::move(token),
-                    Err{sharding::ShardingError{sharding::ShardingErrorKind::Draining, "stopping", std::nullopt}});
-      } else if (!behaviour.answer_commands) {
-        held_assigns.push_back(std::move(token));
-      } else {
-        world->on_assign(*assign);
-        ctx.respond(std::move(token), Unit{});
-      }
-    } else if (const auto* changed = envelope->get<sharding::AssignmentsChanged>()) {
-      if (me) world->on_notification(*me, changed->assignments.epoch);
-    }
+  bool killed = false;
+  while (!killed) {
+    auto envelope = co_await ctx.recv();
+    if (!envelope) break;
+    co_await handle(
+        *envelope,
+        [&](const StartPod& start, ResponseToken<StartPod> token) {
+          me = start.pod;
+          ctx.respond(std::move(token), ctx.addr().raw());
+        },
+        [&](const KillPod&) {
+          if (me) world->on_death(*me);
+          killed = true;
+        },
+        [&](const sharding::PingPod&, ResponseToken<sharding::PingPod> token) {
+          if (world->behaviour(key).answer_pings) {
+            ctx.respond(std::move(token), *me);
+          } else {
+            held_pings.push_back(std::move(token));
+          }
+        },
+        [&](const sharding::UnassignShards& unassign, ResponseToken<sharding::UnassignShards> token) {
+          if (!world->behaviour(key).answer_commands) {
+            held_unassigns.push_back(std::move(token));
+            return;
+          }
+          world->on_unassign(unassign);  // entities stopped, then the answer
+          ctx.respond(std::move(token), Unit{});
+        },
+        [&](const sharding::AssignShards& assign, ResponseToken<sharding::AssignShards> token) {
+          const auto behaviour = world->behaviour(key);
+          if (behaviour.refuse_assigns) {
+            ctx.respond(std::move(token),
+                        Err{sharding::ShardingError{sharding::ShardingErrorKind::Draining, "stopping", std::nullopt}});
+          } else if (!behaviour.answer_commands) {
+            held_assigns.push_back(std::move(token));
+          } else {
+            world->on_assign(assign);
+            ctx.respond(std::move(token), Unit{});
+          }
+        },
+        [&](const sharding::AssignmentsChanged& changed) {
+          if (me) world->on_notification(*me, changed.assignments.epoch);
+        });
   }
 }
 

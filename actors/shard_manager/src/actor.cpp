@@ -32,8 +32,8 @@
 #include <elfin/interval.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/messages.hpp>
-#include <elfin/sharding/manager_protocol.hpp>
-#include <elfin/sharding/pod_protocol.hpp>
+#include <elfin/protocols/sharding/manager_protocol.hpp>
+#include <elfin/protocols/sharding/pod_protocol.hpp>
 #include <elfin/stream.hpp>
 #include <elfin/task.hpp>
 #include <elfin/telemetry.hpp>
@@ -42,7 +42,7 @@
 #include "pod_requests.hpp"
 #include "round.hpp"
 
-namespace elfin::shard_manager {
+namespace elfin::actors::shard_manager {
 
 namespace {
 
@@ -51,10 +51,10 @@ using assignment::Move;
 using assignment::PodId;
 using assignment::RoundKind;
 using assignment::ShardId;
-using sharding::PodEntry;
-using sharding::PodRef;
-using sharding::ShardingError;
-using sharding::ShardingErrorKind;
+using protocols::sharding::PodEntry;
+using protocols::sharding::PodRef;
+using protocols::sharding::ShardingError;
+using protocols::sharding::ShardingErrorKind;
 using namespace internal;
 using Ctx = ManagerContext;
 using Clock = std::chrono::steady_clock;
@@ -80,7 +80,7 @@ class Manager {
     while (auto envelope = co_await ctx_.recv()) {
       co_await handle(
           *envelope,
-          [&](const sharding::Register& request, ResponseToken<sharding::Register> token) {
+          [&](const protocols::sharding::Register& request, ResponseToken<protocols::sharding::Register> token) {
             on_register(request, envelope->sender(), std::move(token));
           },
           this, &Manager::on_unregister, &Manager::on_get_assignments, &Manager::on_report, &Manager::on_ping_done,
@@ -150,7 +150,8 @@ class Manager {
 
   // --- the manager's own messages ---------------------------------------------------------------
 
-  void on_get_assignments(const sharding::GetAssignments&, ResponseToken<sharding::GetAssignments> token) {
+  void on_get_assignments(const protocols::sharding::GetAssignments&,
+                          ResponseToken<protocols::sharding::GetAssignments> token) {
     ctx_.respond(std::move(token), snapshot(pods_, map_));
   }
 
@@ -199,7 +200,8 @@ class Manager {
 
   // --- pods -----------------------------------------------------------------------------------
 
-  void on_register(const sharding::Register& request, Addr sender, ResponseToken<sharding::Register> token) {
+  void on_register(const protocols::sharding::Register& request, Addr sender,
+                   ResponseToken<protocols::sharding::Register> token) {
     auto refuse = [&](ShardingErrorKind kind, std::string detail) {
       log::warn("shard manager: register of {} refused: {}", request.pod, detail);
       ctx_.respond(std::move(token), Err{ShardingError{kind, std::move(detail), std::nullopt}});
@@ -243,7 +245,7 @@ class Manager {
       pods_ = std::move(pods);
     }
     log::info("shard manager: {} registered (v{}){}", entry.pod, entry.version, fresh ? "" : " again");
-    ctx_.respond(std::move(token), sharding::Registered{snapshot(pods_, map_)});
+    ctx_.respond(std::move(token), protocols::sharding::Registered{snapshot(pods_, map_)});
     publish_gauges();
     if (changed) notify_all();
     // The old incarnation may still be running somewhere: it loses its shards only once the
@@ -254,7 +256,8 @@ class Manager {
     if (!map_.unassigned_shards().empty()) request_round(RoundKind::Immediate);
   }
 
-  void on_unregister(const sharding::Unregister& request, ResponseToken<sharding::Unregister> token) {
+  void on_unregister(const protocols::sharding::Unregister& request,
+                     ResponseToken<protocols::sharding::Unregister> token) {
     if (round_) {
       // Removing a pod under a round in flight would change the map it is carrying out.
       deferred_unregisters_.push_back({request, std::move(token)});
@@ -277,7 +280,7 @@ class Manager {
     request_round(RoundKind::Immediate);
   }
 
-  void on_report(const sharding::ReportUnhealthyPod& report) {
+  void on_report(const protocols::sharding::ReportUnhealthyPod& report) {
     const PodId id = to_id(report.pod);
     if (!find_pod(id)) return;
     log::info("shard manager: {} reported {} unhealthy", report.reporter, report.pod);
@@ -511,7 +514,7 @@ class Manager {
     for (auto& [id, shards] : unassign) {
       const PodEntry* entry = find_pod(id);
       r.awaiting.insert(id);
-      sharding::UnassignShards request{entry->pod, std::move(shards), map_.epoch()};
+      protocols::sharding::UnassignShards request{entry->pod, std::move(shards), map_.epoch()};
       ctx_.attach(Stream::once(command_task(ctx_, Addr{entry->endpoint}, std::move(request), r.id, true)));
     }
     if (r.awaiting.empty()) {
@@ -637,7 +640,7 @@ class Manager {
     for (auto& [id, shards] : assign) {
       const PodEntry* entry = find_pod(id);
       r.awaiting.insert(id);
-      sharding::AssignShards request{entry->pod, std::move(shards), map_.epoch()};
+      protocols::sharding::AssignShards request{entry->pod, std::move(shards), map_.epoch()};
       ctx_.attach(Stream::once(command_task(ctx_, Addr{entry->endpoint}, std::move(request), r.id, false)));
     }
     if (r.awaiting.empty()) {
@@ -725,8 +728,8 @@ class Manager {
     return saved;
   }
 
-  sharding::Assignments snapshot(const std::vector<PodEntry>& pods, const AssignmentMap& map) const {
-    sharding::Assignments a;
+  protocols::sharding::Assignments snapshot(const std::vector<PodEntry>& pods, const AssignmentMap& map) const {
+    protocols::sharding::Assignments a;
     a.epoch = map.epoch();
     a.shard_function = function_.to_string();
     a.first_shard = function_.first_shard();
@@ -745,10 +748,10 @@ class Manager {
   }
 
   void notify_all() {
-    const sharding::Assignments current = snapshot(pods_, map_);
+    const protocols::sharding::Assignments current = snapshot(pods_, map_);
     for (const auto& entry : pods_) {
       // Never waits: a pod whose mailbox is full reads the map again (GetAssignments).
-      std::ignore = ctx_.try_send_to(Addr{entry.endpoint}, sharding::AssignmentsChanged{current});
+      std::ignore = ctx_.try_send_to(Addr{entry.endpoint}, protocols::sharding::AssignmentsChanged{current});
     }
   }
 
@@ -821,4 +824,4 @@ void register_blueprints(BlueprintRegistry& registry) {
                              "the shard manager: pods register, shards are assigned, the map is persisted");
 }
 
-}  // namespace elfin::shard_manager
+}  // namespace elfin::actors::shard_manager

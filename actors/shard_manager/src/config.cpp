@@ -14,7 +14,7 @@
 #include <elfin/actors/shard_manager/redis_storage.hpp>
 #include <elfin/hashing/shard_function.hpp>
 
-namespace elfin::shard_manager {
+namespace elfin::actors::shard_manager {
 
 namespace {
 
@@ -91,4 +91,4 @@ Result<std::unique_ptr<AssignmentStorage>, std::string> open_storage(const Confi
   return Err{fmt::format("storage.kind: expected \"file\" or \"redis\", got \"{}\"", config.storage.kind)};
 }
 
-}  // namespace elfin::shard_manager
+}  // namespace elfin::actors::shard_manager

@@ -8,7 +8,7 @@
 #include <elfin/actors/sharding/config.hpp>
 #include <elfin/hashing/shard_function.hpp>
 
-namespace elfin::sharding {
+namespace elfin::actors::sharding {
 
 std::vector<std::string> validate(const PodConfig& config, const AnyConfig& section) {
   std::vector<std::string> errors;
@@ -34,4 +34,4 @@ std::vector<std::string> validate(const PodConfig& config, const AnyConfig& sect
   return errors;
 }
 
-}  // namespace elfin::sharding
+}  // namespace elfin::actors::sharding

@@ -17,13 +17,13 @@
 
 #include <elfin/actors/sharding.hpp>
 #include <elfin/elfin.hpp>
-#include <elfin/sharding/entity_protocol.hpp>
-#include <elfin/sharding/manager_protocol.hpp>
-#include <elfin/sharding/pod_protocol.hpp>
+#include <elfin/protocols/sharding/entity_protocol.hpp>
+#include <elfin/protocols/sharding/manager_protocol.hpp>
+#include <elfin/protocols/sharding/pod_protocol.hpp>
 
 #include "internal_messages.hpp"
 
-namespace elfin::sharding {
+namespace elfin::actors::sharding {
 
 namespace {
 
@@ -35,7 +35,7 @@ constexpr std::chrono::milliseconds kStopPoll{5};
 
 Task<FetchDone> fetch_task(Ctx ctx) {
   FetchDone done;
-  auto answer = co_await ctx.request(GetAssignments{});
+  auto answer = co_await ctx.request(protocols::sharding::GetAssignments{});
   if (answer) {
     done.ok = true;
     done.assignments = std::move(answer).value();
@@ -45,7 +45,7 @@ Task<FetchDone> fetch_task(Ctx ctx) {
   co_return done;
 }
 
-Task<RegisterDone> register_task(Ctx ctx, Register request) {
+Task<RegisterDone> register_task(Ctx ctx, protocols::sharding::Register request) {
   RegisterDone done;
   auto answer = co_await ctx.request(std::move(request));
   if (!answer) {
@@ -61,9 +61,9 @@ Task<RegisterDone> register_task(Ctx ctx, Register request) {
   co_return done;
 }
 
-Task<UnregisterDone> unregister_task(Ctx ctx, PodRef pod) {
+Task<UnregisterDone> unregister_task(Ctx ctx, protocols::sharding::PodRef pod) {
   UnregisterDone done;
-  auto answer = co_await ctx.request(Unregister{std::move(pod)});
+  auto answer = co_await ctx.request(protocols::sharding::Unregister{std::move(pod)});
   if (!answer) {
     done.detail = std::string(to_string(answer.error()));
   } else if (!*answer) {
@@ -106,13 +106,13 @@ class Pod {
  private:
   struct Stop {
     std::set<std::uint32_t> shards;
-    std::optional<ResponseToken<UnassignShards>> token;  ///< none: the graceful stop
+    std::optional<ResponseToken<protocols::sharding::UnassignShards>> token;  ///< none: the graceful stop
   };
 
   const PodConfig& config() const { return ctx_.config(); }
 
   void start() {
-    PodRef self = cache_->self();
+    protocols::sharding::PodRef self = cache_->self();
     if (self.incarnation == 0) {
       self.address = config().address.empty() ? fmt::format("node-{}", ctx_.addr().node_no()) : config().address;
       self.incarnation = incarnation_;
@@ -137,7 +137,8 @@ class Pod {
   }
 
   void register_self() {
-    Register request{cache_->self(), cache_->endpoint(), config().version, config().shard_function};
+    protocols::sharding::Register request{cache_->self(), cache_->endpoint(), config().version,
+                                          config().shard_function};
     ctx_.attach(Stream::once(register_task(ctx_, std::move(request))));
   }
 
@@ -147,9 +148,11 @@ class Pod {
     ctx_.attach(Delay(config().retry_interval, RetryStart{}));
   }
 
-  void on_ping(const PingPod&, ResponseToken<PingPod> token) { ctx_.respond(std::move(token), cache_->self()); }
+  void on_ping(const protocols::sharding::PingPod&, ResponseToken<protocols::sharding::PingPod> token) {
+    ctx_.respond(std::move(token), cache_->self());
+  }
 
-  void on_changed(const AssignmentsChanged& changed) { on_map(changed.assignments); }
+  void on_changed(const protocols::sharding::AssignmentsChanged& changed) { on_map(changed.assignments); }
 
   void on_retry_start(const RetryStart&) {
     retry_pending_ = false;
@@ -167,7 +170,7 @@ class Pod {
     }
   }
 
-  void on_backoff(const Backoff& backoff, ResponseToken<Backoff> token) {
+  void on_backoff(const protocols::sharding::Backoff& backoff, ResponseToken<protocols::sharding::Backoff> token) {
     const std::uint64_t id = ++next_op_;
     backoffs_.emplace(id, std::move(token));
     ctx_.attach(Delay(std::chrono::milliseconds{backoff.delay_ms}, BackoffDone{id}));
@@ -247,16 +250,16 @@ class Pod {
     on_map(registered.assignments);
   }
 
-  void on_map(const Assignments& map) {
+  void on_map(const protocols::sharding::Assignments& map) {
     if (!cache_->apply(map)) return;
     publish();
     // A map that no longer lists a registered pod means the manager found it dead: its shards
     // are someone else's now, so it serves none of them and joins again.
     // (A register changes the pods, not the epoch: only a newer map can have dropped this pod.)
     if (registered_ && !draining_ && map.epoch > registered_epoch_) {
-      const PodRef self = cache_->self();
-      const bool listed =
-          std::any_of(map.pods.begin(), map.pods.end(), [&](const PodEntry& e) { return e.pod == self; });
+      const protocols::sharding::PodRef self = cache_->self();
+      const bool listed = std::any_of(map.pods.begin(), map.pods.end(),
+                                      [&](const protocols::sharding::PodEntry& e) { return e.pod == self; });
       if (!listed) {
         log::warn("sharding pod {}: the manager's map at epoch {} no longer lists this pod; registering again", self,
                   map.epoch);
@@ -269,7 +272,8 @@ class Pod {
     }
   }
 
-  void on_assign(const AssignShards& assign, ResponseToken<AssignShards> token) {
+  void on_assign(const protocols::sharding::AssignShards& assign,
+                 ResponseToken<protocols::sharding::AssignShards> token) {
     auto result = cache_->assign(assign.pod, assign.shards, assign.epoch);
     if (!result) {
       log::warn("sharding pod {}: assign of {} shards at epoch {} refused: {}", cache_->self(), assign.shards.size(),
@@ -279,7 +283,8 @@ class Pod {
     publish();
   }
 
-  void on_unassign(const UnassignShards& unassign, ResponseToken<UnassignShards> token) {
+  void on_unassign(const protocols::sharding::UnassignShards& unassign,
+                   ResponseToken<protocols::sharding::UnassignShards> token) {
     auto result = cache_->unassign(unassign.pod, unassign.shards, unassign.epoch);
     if (!result) {
       ctx_.respond(std::move(token), std::move(result));
@@ -302,7 +307,8 @@ class Pod {
     begin_stop(std::move(shards), std::nullopt, true);
   }
 
-  void begin_stop(std::set<std::uint32_t> shards, std::optional<ResponseToken<UnassignShards>> token, bool drain) {
+  void begin_stop(std::set<std::uint32_t> shards,
+                  std::optional<ResponseToken<protocols::sharding::UnassignShards>> token, bool drain) {
     const std::uint64_t op = ++next_op_;
     terminate(cache_->stop_entities(shards));
     stops_.emplace(op, Stop{std::move(shards), std::move(token)});
@@ -349,7 +355,7 @@ class Pod {
       if (last != std::chrono::steady_clock::time_point{} && now - last < config().unhealthy_report_interval) continue;
       last = now;
       log::info("sharding pod {}: {} is unreachable; reporting it to the manager", cache_->self(), pod);
-      std::ignore = ctx_.try_send(ReportUnhealthyPod{pod, cache_->self()});
+      std::ignore = ctx_.try_send(protocols::sharding::ReportUnhealthyPod{pod, cache_->self()});
     }
   }
 
@@ -371,7 +377,7 @@ class Pod {
   std::optional<Interval<RefreshTick>> refresh_;
   std::optional<Interval<PassivateTick>> passivate_;
   std::optional<Interval<ReportTick>> report_;
-  std::map<PodRef, std::chrono::steady_clock::time_point> reported_;
+  std::map<protocols::sharding::PodRef, std::chrono::steady_clock::time_point> reported_;
   bool registered_ = false;
   bool registering_ = false;
   bool fetching_ = false;
@@ -382,7 +388,7 @@ class Pod {
   std::uint64_t next_op_ = 0;
   std::uint64_t drain_op_ = 0;
   std::map<std::uint64_t, Stop> stops_;
-  std::map<std::uint64_t, ResponseToken<Backoff>> backoffs_;
+  std::map<std::uint64_t, ResponseToken<protocols::sharding::Backoff>> backoffs_;
 };
 
 Task<> pod_exec(Ctx ctx, std::shared_ptr<AssignmentCache> cache, std::uint64_t incarnation) {
@@ -412,4 +418,4 @@ void register_blueprints(BlueprintRegistry& registry) {
                              "a pod's sharding actor: registers with the shard manager, holds the assignment cache");
 }
 
-}  // namespace elfin::sharding
+}  // namespace elfin::actors::sharding

@@ -12,8 +12,8 @@
 int main(int argc, char** argv) {
   elfin::BlueprintRegistry registry;
   elfin::cli::register_framework(registry);
-  elfin::shard_manager::register_blueprints(registry);
-  elfin::sharding::register_blueprints(registry);
+  elfin::actors::shard_manager::register_blueprints(registry);
+  elfin::actors::sharding::register_blueprints(registry);
 #ifdef ELFIN_WITH_EXAMPLES
   ping_pong::register_blueprints(registry);
   remote_counter::register_blueprints(registry);

@@ -16,7 +16,7 @@
 #include "redis_server.hpp"
 
 using namespace std::chrono_literals;
-using elfin::sharding::ShardingErrorKind;
+using elfin::protocols::sharding::ShardingErrorKind;
 using elfin::test::Cluster;
 
 namespace {
@@ -143,7 +143,7 @@ TEST_CASE("shard manager: an alive but unreachable pod keeps its shards", "[shar
 
   // Pod 2 stops answering; the health authority still sees it alive.
   cluster.world().set_behaviour(2, {.answer_pings = false, .answer_commands = false});
-  cluster.health().set(cluster.pod(2), elfin::shard_manager::Health::Alive);
+  cluster.health().set(cluster.pod(2), elfin::actors::shard_manager::Health::Alive);
   cluster.report(cluster.pod(2));
   cluster.advance(3s);  // ping_timeout
   CHECK(cluster.owned(cluster.pod(2)) == 32);
@@ -255,7 +255,7 @@ TEST_CASE("shard manager: a failing storage stops acknowledgements and never for
   CHECK_FALSE(after.shards_of(cluster.pod(2)).empty());
   CHECK(cluster.world().held_by(cluster.pod(2)).size() == after.shards_of(cluster.pod(2)).size());
   // What is stored is exactly what the manager serves.
-  elfin::shard_manager::FileStorage file(cluster.storage_path());
+  elfin::actors::shard_manager::FileStorage file(cluster.storage_path());
   auto stored = file.load();
   REQUIRE(stored);
   REQUIRE(stored->has_value());
@@ -280,7 +280,7 @@ TEST_CASE("shard manager: a restarted manager reloads the saved map, bumps the e
     std::lock_guard lock(cluster.control().mutex);
     cluster.control().conflict = true;
   }
-  CHECK_FALSE(cluster.proxy().request_fallible(elfin::sharding::Unregister{cluster.pod(2)}));
+  CHECK_FALSE(cluster.proxy().request_fallible(elfin::protocols::sharding::Unregister{cluster.pod(2)}));
   {
     std::lock_guard lock(cluster.control().mutex);
     cluster.control().conflict = false;
@@ -341,7 +341,7 @@ TEST_CASE("shard manager: a rolling update gives no shard to an old version whil
   for (int round = 0; round < 20; ++round) cluster.advance(20s);
   REQUIRE(cluster.owned(cluster.pod(1)) == 100);
 
-  std::set<elfin::sharding::PodRef> old_pods{cluster.pod(1), cluster.pod(2), cluster.pod(3)};
+  std::set<elfin::protocols::sharding::PodRef> old_pods{cluster.pod(1), cluster.pod(2), cluster.pod(3)};
   const auto assigns_before = cluster.world().assigns().size();
   std::map<std::uint32_t, int> moves;  // per shard, during the update
   for (std::uint32_t i = 0; i < 3; ++i) {
@@ -397,7 +397,7 @@ TEST_CASE("shard manager: a pod found dead by a rebalance round loses its shards
 
 TEST_CASE("shard manager: a pod the health check calls dead cannot register", "[shard_manager]") {
   Cluster cluster(kSmall);
-  cluster.health().set(cluster.pod(1), elfin::shard_manager::Health::Dead);
+  cluster.health().set(cluster.pod(1), elfin::actors::shard_manager::Health::Dead);
   auto refused = cluster.join(1);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().kind == ShardingErrorKind::PodDead);
@@ -532,7 +532,7 @@ TEST_CASE("shard manager: with Redis storage, a restarted manager reloads the ma
     std::lock_guard lock(cluster.control().mutex);
     cluster.control().conflict = true;
   }
-  CHECK_FALSE(cluster.proxy().request_fallible(elfin::sharding::Unregister{cluster.pod(2)}));
+  CHECK_FALSE(cluster.proxy().request_fallible(elfin::protocols::sharding::Unregister{cluster.pod(2)}));
   {
     std::lock_guard lock(cluster.control().mutex);
     cluster.control().conflict = false;
@@ -544,9 +544,9 @@ TEST_CASE("shard manager: with Redis storage, a restarted manager reloads the ma
   CHECK(cluster.world().held_by(cluster.pod(1)).size() == 32);
   CHECK(cluster.world().held_by(cluster.pod(2)).size() == 32);
   // What Redis holds is what the manager serves.
-  elfin::shard_manager::RedisOptions options;
+  elfin::actors::shard_manager::RedisOptions options;
   options.port = redis.port();
-  auto stored = elfin::shard_manager::RedisStorage(options).load();
+  auto stored = elfin::actors::shard_manager::RedisStorage(options).load();
   REQUIRE(stored);
   REQUIRE(stored->has_value());
   CHECK((*stored)->assignments == after);

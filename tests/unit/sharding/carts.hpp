@@ -122,11 +122,11 @@ inline Task<> client(Context<> ctx) {
   while (auto envelope = co_await ctx.recv()) {
     // A coroutine handler: it lives until the co_await ends, so capturing by reference is safe.
     co_await handle(*envelope, [&](const ClientGet& get, ResponseToken<ClientGet> token) -> Task<> {
-      sharding::EntitySendOptions options;
+      actors::sharding::EntitySendOptions options;
       options.to = Addr{get.carts};
       options.pod = Addr{get.pod};
       options.send_timeout = std::chrono::milliseconds{get.send_timeout_ms};
-      auto answer = co_await sharding::request_entity(ctx, CartGet{get.cart}, options);
+      auto answer = co_await actors::sharding::request_entity(ctx, CartGet{get.cart}, options);
       ClientAnswer result;
       if (answer) {
         result.ok = true;

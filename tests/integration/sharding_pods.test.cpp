@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "process.hpp"
+#include "shard_manager_node.hpp"
 #include "temp_dir.hpp"
 
 using namespace std::chrono_literals;
@@ -31,9 +32,12 @@ const std::regex& listening() {
   return pattern;
 }
 
-/// Throws when the process does not start listening in time.
-Process start_manager(TempDir& dir, std::uint16_t port) {
-  dir.write("manager.config.toml", fmt::format(R"([system.network]
+/// The manager node users run, with fast rounds and health checks.
+elfin::test::ShardManagerNode start_manager(TempDir& dir) {
+  return elfin::test::start_shard_manager(
+      dir,
+      [&](std::uint16_t port) {
+        return fmt::format(R"([system.network]
 listen = ["tcp://127.0.0.1:{}"]
 secret = "s3cret"
 
@@ -46,25 +50,9 @@ ping_timeout = "300ms"
 health_check_interval = "500ms"
 storage.path = "{}"
 )",
-                                               port, kShards, dir.file("shards.state")));
-  const auto topology = dir.write("manager.toml", R"([node]
-no = 100
-name = "shard-manager"
-config = "manager.config.toml"
-
-[[groups]]
-name = "system.network"
-blueprint = "elfin.network"
-
-[[groups]]
-name = "sharding.manager"
-blueprint = "sharding.manager"
-)");
-  auto started =
-      Process::start({elfin::test::elfin_binary(), "run", topology}, {.log_dir = dir.path(), .name = "manager"});
-  if (!started) throw std::runtime_error(started.error());
-  if (!started->wait_for_output(listening(), kTimeout)) throw std::runtime_error("not listening: " + started->output());
-  return std::move(started.value());
+                           port, kShards, dir.file("shards.state"));
+      },
+      kTimeout);
 }
 
 Process start_pod(TempDir& dir, int no, std::uint16_t manager_port) {
@@ -148,8 +136,9 @@ bool map_becomes(TempDir& dir, std::uint16_t manager_port, std::size_t pods, int
 TEST_CASE("sharding pods: shards follow a pod of elfin run that joins, one stopped gracefully and one killed",
           "[integration]") {
   TempDir dir;
-  const std::uint16_t manager_port = elfin::test::free_tcp_port();
-  auto manager = start_manager(dir, manager_port);
+  auto manager_node = start_manager(dir);
+  const std::uint16_t manager_port = manager_node.port;
+  auto& manager = manager_node.process;
 
   auto pod1 = start_pod(dir, 1, manager_port);
   auto pod2 = start_pod(dir, 2, manager_port);

@@ -44,6 +44,8 @@
 
 namespace elfin::actors::shard_manager {
 
+namespace ps = protocols::sharding;
+
 namespace {
 
 using assignment::AssignmentMap;
@@ -51,10 +53,10 @@ using assignment::Move;
 using assignment::PodId;
 using assignment::RoundKind;
 using assignment::ShardId;
-using protocols::sharding::PodEntry;
-using protocols::sharding::PodRef;
-using protocols::sharding::ShardingError;
-using protocols::sharding::ShardingErrorKind;
+using ps::PodEntry;
+using ps::PodRef;
+using ps::ShardingError;
+using ps::ShardingErrorKind;
 using namespace internal;
 using Ctx = ManagerContext;
 using Clock = std::chrono::steady_clock;
@@ -80,7 +82,7 @@ class Manager {
     while (auto envelope = co_await ctx_.recv()) {
       co_await handle(
           *envelope,
-          [&](const protocols::sharding::Register& request, ResponseToken<protocols::sharding::Register> token) {
+          [&](const ps::Register& request, ResponseToken<ps::Register> token) {
             on_register(request, envelope->sender(), std::move(token));
           },
           this, &Manager::on_unregister, &Manager::on_get_assignments, &Manager::on_report, &Manager::on_ping_done,
@@ -150,8 +152,7 @@ class Manager {
 
   // --- the manager's own messages ---------------------------------------------------------------
 
-  void on_get_assignments(const protocols::sharding::GetAssignments&,
-                          ResponseToken<protocols::sharding::GetAssignments> token) {
+  void on_get_assignments(const ps::GetAssignments&, ResponseToken<ps::GetAssignments> token) {
     ctx_.respond(std::move(token), snapshot(pods_, map_));
   }
 
@@ -200,8 +201,7 @@ class Manager {
 
   // --- pods -----------------------------------------------------------------------------------
 
-  void on_register(const protocols::sharding::Register& request, Addr sender,
-                   ResponseToken<protocols::sharding::Register> token) {
+  void on_register(const ps::Register& request, Addr sender, ResponseToken<ps::Register> token) {
     auto refuse = [&](ShardingErrorKind kind, std::string detail) {
       log::warn("shard manager: register of {} refused: {}", request.pod, detail);
       ctx_.respond(std::move(token), Err{ShardingError{kind, std::move(detail), std::nullopt}});
@@ -245,7 +245,7 @@ class Manager {
       pods_ = std::move(pods);
     }
     log::info("shard manager: {} registered (v{}){}", entry.pod, entry.version, fresh ? "" : " again");
-    ctx_.respond(std::move(token), protocols::sharding::Registered{snapshot(pods_, map_)});
+    ctx_.respond(std::move(token), ps::Registered{snapshot(pods_, map_)});
     publish_gauges();
     if (changed) notify_all();
     // The old incarnation may still be running somewhere: it loses its shards only once the
@@ -256,8 +256,7 @@ class Manager {
     if (!map_.unassigned_shards().empty()) request_round(RoundKind::Immediate);
   }
 
-  void on_unregister(const protocols::sharding::Unregister& request,
-                     ResponseToken<protocols::sharding::Unregister> token) {
+  void on_unregister(const ps::Unregister& request, ResponseToken<ps::Unregister> token) {
     if (round_) {
       // Removing a pod under a round in flight would change the map it is carrying out.
       deferred_unregisters_.push_back({request, std::move(token)});
@@ -280,7 +279,7 @@ class Manager {
     request_round(RoundKind::Immediate);
   }
 
-  void on_report(const protocols::sharding::ReportUnhealthyPod& report) {
+  void on_report(const ps::ReportUnhealthyPod& report) {
     const PodId id = to_id(report.pod);
     if (!find_pod(id)) return;
     log::info("shard manager: {} reported {} unhealthy", report.reporter, report.pod);
@@ -514,7 +513,7 @@ class Manager {
     for (auto& [id, shards] : unassign) {
       const PodEntry* entry = find_pod(id);
       r.awaiting.insert(id);
-      protocols::sharding::UnassignShards request{entry->pod, std::move(shards), map_.epoch()};
+      ps::UnassignShards request{entry->pod, std::move(shards), map_.epoch()};
       ctx_.attach(Stream::once(command_task(ctx_, Addr{entry->endpoint}, std::move(request), r.id, true)));
     }
     if (r.awaiting.empty()) {
@@ -640,7 +639,7 @@ class Manager {
     for (auto& [id, shards] : assign) {
       const PodEntry* entry = find_pod(id);
       r.awaiting.insert(id);
-      protocols::sharding::AssignShards request{entry->pod, std::move(shards), map_.epoch()};
+      ps::AssignShards request{entry->pod, std::move(shards), map_.epoch()};
       ctx_.attach(Stream::once(command_task(ctx_, Addr{entry->endpoint}, std::move(request), r.id, false)));
     }
     if (r.awaiting.empty()) {
@@ -728,8 +727,8 @@ class Manager {
     return saved;
   }
 
-  protocols::sharding::Assignments snapshot(const std::vector<PodEntry>& pods, const AssignmentMap& map) const {
-    protocols::sharding::Assignments a;
+  ps::Assignments snapshot(const std::vector<PodEntry>& pods, const AssignmentMap& map) const {
+    ps::Assignments a;
     a.epoch = map.epoch();
     a.shard_function = function_.to_string();
     a.first_shard = function_.first_shard();
@@ -748,10 +747,10 @@ class Manager {
   }
 
   void notify_all() {
-    const protocols::sharding::Assignments current = snapshot(pods_, map_);
+    const ps::Assignments current = snapshot(pods_, map_);
     for (const auto& entry : pods_) {
       // Never waits: a pod whose mailbox is full reads the map again (GetAssignments).
-      std::ignore = ctx_.try_send_to(Addr{entry.endpoint}, protocols::sharding::AssignmentsChanged{current});
+      std::ignore = ctx_.try_send_to(Addr{entry.endpoint}, ps::AssignmentsChanged{current});
     }
   }
 

@@ -25,6 +25,8 @@
 
 namespace elfin::actors::sharding {
 
+namespace ps = protocols::sharding;
+
 namespace {
 
 using Ctx = Context<PodConfig>;
@@ -35,7 +37,7 @@ constexpr std::chrono::milliseconds kStopPoll{5};
 
 Task<FetchDone> fetch_task(Ctx ctx) {
   FetchDone done;
-  auto answer = co_await ctx.request(protocols::sharding::GetAssignments{});
+  auto answer = co_await ctx.request(ps::GetAssignments{});
   if (answer) {
     done.ok = true;
     done.assignments = std::move(answer).value();
@@ -45,7 +47,7 @@ Task<FetchDone> fetch_task(Ctx ctx) {
   co_return done;
 }
 
-Task<RegisterDone> register_task(Ctx ctx, protocols::sharding::Register request) {
+Task<RegisterDone> register_task(Ctx ctx, ps::Register request) {
   RegisterDone done;
   auto answer = co_await ctx.request(std::move(request));
   if (!answer) {
@@ -61,9 +63,9 @@ Task<RegisterDone> register_task(Ctx ctx, protocols::sharding::Register request)
   co_return done;
 }
 
-Task<UnregisterDone> unregister_task(Ctx ctx, protocols::sharding::PodRef pod) {
+Task<UnregisterDone> unregister_task(Ctx ctx, ps::PodRef pod) {
   UnregisterDone done;
-  auto answer = co_await ctx.request(protocols::sharding::Unregister{std::move(pod)});
+  auto answer = co_await ctx.request(ps::Unregister{std::move(pod)});
   if (!answer) {
     done.detail = std::string(to_string(answer.error()));
   } else if (!*answer) {
@@ -106,13 +108,13 @@ class Pod {
  private:
   struct Stop {
     std::set<std::uint32_t> shards;
-    std::optional<ResponseToken<protocols::sharding::UnassignShards>> token;  ///< none: the graceful stop
+    std::optional<ResponseToken<ps::UnassignShards>> token;  ///< none: the graceful stop
   };
 
   const PodConfig& config() const { return ctx_.config(); }
 
   void start() {
-    protocols::sharding::PodRef self = cache_->self();
+    ps::PodRef self = cache_->self();
     if (self.incarnation == 0) {
       self.address = config().address.empty() ? fmt::format("node-{}", ctx_.addr().node_no()) : config().address;
       self.incarnation = incarnation_;
@@ -137,8 +139,7 @@ class Pod {
   }
 
   void register_self() {
-    protocols::sharding::Register request{cache_->self(), cache_->endpoint(), config().version,
-                                          config().shard_function};
+    ps::Register request{cache_->self(), cache_->endpoint(), config().version, config().shard_function};
     ctx_.attach(Stream::once(register_task(ctx_, std::move(request))));
   }
 
@@ -148,11 +149,9 @@ class Pod {
     ctx_.attach(Delay(config().retry_interval, RetryStart{}));
   }
 
-  void on_ping(const protocols::sharding::PingPod&, ResponseToken<protocols::sharding::PingPod> token) {
-    ctx_.respond(std::move(token), cache_->self());
-  }
+  void on_ping(const ps::PingPod&, ResponseToken<ps::PingPod> token) { ctx_.respond(std::move(token), cache_->self()); }
 
-  void on_changed(const protocols::sharding::AssignmentsChanged& changed) { on_map(changed.assignments); }
+  void on_changed(const ps::AssignmentsChanged& changed) { on_map(changed.assignments); }
 
   void on_retry_start(const RetryStart&) {
     retry_pending_ = false;
@@ -170,7 +169,7 @@ class Pod {
     }
   }
 
-  void on_backoff(const protocols::sharding::Backoff& backoff, ResponseToken<protocols::sharding::Backoff> token) {
+  void on_backoff(const ps::Backoff& backoff, ResponseToken<ps::Backoff> token) {
     const std::uint64_t id = ++next_op_;
     backoffs_.emplace(id, std::move(token));
     ctx_.attach(Delay(std::chrono::milliseconds{backoff.delay_ms}, BackoffDone{id}));
@@ -250,16 +249,16 @@ class Pod {
     on_map(registered.assignments);
   }
 
-  void on_map(const protocols::sharding::Assignments& map) {
+  void on_map(const ps::Assignments& map) {
     if (!cache_->apply(map)) return;
     publish();
     // A map that no longer lists a registered pod means the manager found it dead: its shards
     // are someone else's now, so it serves none of them and joins again.
     // (A register changes the pods, not the epoch: only a newer map can have dropped this pod.)
     if (registered_ && !draining_ && map.epoch > registered_epoch_) {
-      const protocols::sharding::PodRef self = cache_->self();
-      const bool listed = std::any_of(map.pods.begin(), map.pods.end(),
-                                      [&](const protocols::sharding::PodEntry& e) { return e.pod == self; });
+      const ps::PodRef self = cache_->self();
+      const bool listed =
+          std::any_of(map.pods.begin(), map.pods.end(), [&](const ps::PodEntry& e) { return e.pod == self; });
       if (!listed) {
         log::warn("sharding pod {}: the manager's map at epoch {} no longer lists this pod; registering again", self,
                   map.epoch);
@@ -272,8 +271,7 @@ class Pod {
     }
   }
 
-  void on_assign(const protocols::sharding::AssignShards& assign,
-                 ResponseToken<protocols::sharding::AssignShards> token) {
+  void on_assign(const ps::AssignShards& assign, ResponseToken<ps::AssignShards> token) {
     auto result = cache_->assign(assign.pod, assign.shards, assign.epoch);
     if (!result) {
       log::warn("sharding pod {}: assign of {} shards at epoch {} refused: {}", cache_->self(), assign.shards.size(),
@@ -283,8 +281,7 @@ class Pod {
     publish();
   }
 
-  void on_unassign(const protocols::sharding::UnassignShards& unassign,
-                   ResponseToken<protocols::sharding::UnassignShards> token) {
+  void on_unassign(const ps::UnassignShards& unassign, ResponseToken<ps::UnassignShards> token) {
     auto result = cache_->unassign(unassign.pod, unassign.shards, unassign.epoch);
     if (!result) {
       ctx_.respond(std::move(token), std::move(result));
@@ -307,8 +304,7 @@ class Pod {
     begin_stop(std::move(shards), std::nullopt, true);
   }
 
-  void begin_stop(std::set<std::uint32_t> shards,
-                  std::optional<ResponseToken<protocols::sharding::UnassignShards>> token, bool drain) {
+  void begin_stop(std::set<std::uint32_t> shards, std::optional<ResponseToken<ps::UnassignShards>> token, bool drain) {
     const std::uint64_t op = ++next_op_;
     terminate(cache_->stop_entities(shards));
     stops_.emplace(op, Stop{std::move(shards), std::move(token)});
@@ -355,7 +351,7 @@ class Pod {
       if (last != std::chrono::steady_clock::time_point{} && now - last < config().unhealthy_report_interval) continue;
       last = now;
       log::info("sharding pod {}: {} is unreachable; reporting it to the manager", cache_->self(), pod);
-      std::ignore = ctx_.try_send(protocols::sharding::ReportUnhealthyPod{pod, cache_->self()});
+      std::ignore = ctx_.try_send(ps::ReportUnhealthyPod{pod, cache_->self()});
     }
   }
 
@@ -377,7 +373,7 @@ class Pod {
   std::optional<Interval<RefreshTick>> refresh_;
   std::optional<Interval<PassivateTick>> passivate_;
   std::optional<Interval<ReportTick>> report_;
-  std::map<protocols::sharding::PodRef, std::chrono::steady_clock::time_point> reported_;
+  std::map<ps::PodRef, std::chrono::steady_clock::time_point> reported_;
   bool registered_ = false;
   bool registering_ = false;
   bool fetching_ = false;
@@ -388,7 +384,7 @@ class Pod {
   std::uint64_t next_op_ = 0;
   std::uint64_t drain_op_ = 0;
   std::map<std::uint64_t, Stop> stops_;
-  std::map<std::uint64_t, ResponseToken<protocols::sharding::Backoff>> backoffs_;
+  std::map<std::uint64_t, ResponseToken<ps::Backoff>> backoffs_;
 };
 
 Task<> pod_exec(Ctx ctx, std::shared_ptr<AssignmentCache> cache, std::uint64_t incarnation) {

@@ -65,11 +65,25 @@ health_check_interval = "500ms"
       kTimeout);
 }
 
-Process start_pod(TempDir& dir, int no, std::uint16_t manager_port) {
-  const std::uint16_t port = elfin::test::free_tcp_port();
-  dir.write(fmt::format("pod{}.config.toml", no), fmt::format(R"([system.network]
+/// What a pod node has besides its network and its pod, and where it runs.
+struct PodExtras {
+  std::string binary = elfin::test::elfin_binary();
+  std::uint16_t port = 0;            ///< where it listens; 0: a free port
+  std::vector<std::uint16_t> peers;  ///< nodes it dials besides the manager's
+  std::string config;                ///< appended to its config
+  std::string topology;              ///< appended to its topology
+  std::string name = "pod";          ///< its files' prefix
+};
+
+/// A pod node (`elfin run`): `system.network`, `sharding.pod` routed to the manager node, and `extras`.
+Process start_pod(TempDir& dir, int no, std::uint16_t manager_port, const PodExtras& extras = {}) {
+  const std::uint16_t port = extras.port != 0 ? extras.port : elfin::test::free_tcp_port();
+  std::string dial = fmt::format("\"tcp://127.0.0.1:{}\"", manager_port);
+  for (auto peer : extras.peers) dial += fmt::format(", \"tcp://127.0.0.1:{}\"", peer);
+  const std::string config_name = fmt::format("{}{}.config.toml", extras.name, no);
+  dir.write(config_name, fmt::format(R"([system.network]
 listen = ["tcp://127.0.0.1:{}"]
-discovery.predefined = ["tcp://127.0.0.1:{}"]
+discovery.predefined = [{}]
 discovery.attempt_interval = "200ms"
 secret = "s3cret"
 
@@ -78,12 +92,13 @@ address = "127.0.0.1:{}"
 shard_function = "jump-xxh64/1:{}"
 retry_interval = "100ms"
 refresh_interval = "200ms"
-)",
-                                                              port, manager_port, port, kShards));
-  const auto topology = dir.write(fmt::format("pod{}.toml", no), fmt::format(R"([node]
+{})",
+                                     port, dial, port, kShards, extras.config));
+  const auto topology =
+      dir.write(fmt::format("{}{}.toml", extras.name, no), fmt::format(R"([node]
 no = {}
 name = "pod-{}"
-config = "pod{}.config.toml"
+config = "{}"
 
 [[groups]]
 name = "system.network"
@@ -101,10 +116,10 @@ nodes = [100]
 from = "sharding.pod"
 to = "sharding.manager"
 messages = ["sharding.*"]
-)",
-                                                                             no, no, no));
-  auto started = Process::start({elfin::test::elfin_binary(), "run", topology},
-                                {.log_dir = dir.path(), .name = fmt::format("pod{}", no)});
+{})",
+                                                                       no, no, config_name, extras.topology));
+  auto started = Process::start({extras.binary, "run", topology},
+                                {.log_dir = dir.path(), .name = fmt::format("{}{}", extras.name, no)});
   if (!started) throw std::runtime_error(started.error());
   if (!started->wait_for_output(listening(), kTimeout)) throw std::runtime_error("not listening: " + started->output());
   return std::move(started.value());
@@ -180,24 +195,13 @@ constexpr int kEntities = 48;
 /// A pod node of the test node binary: its sharding actor, the counters, their front and a
 /// traffic client. `ports` are every pod's listen port (they connect to one another).
 Process start_loaded_pod(TempDir& dir, int no, std::uint16_t manager_port, const std::vector<std::uint16_t>& ports) {
-  const std::uint16_t port = ports[static_cast<std::size_t>(no - 1)];
-  std::string peers = fmt::format("\"tcp://127.0.0.1:{}\"", manager_port);
+  PodExtras extras;
+  extras.binary = ELFIN_SHARDING_TEST_NODE;
+  extras.port = ports[static_cast<std::size_t>(no - 1)];
   for (auto other : ports) {
-    if (other != port) peers += fmt::format(", \"tcp://127.0.0.1:{}\"", other);
+    if (other != extras.port) extras.peers.push_back(other);
   }
-  dir.write(fmt::format("loaded{}.config.toml", no),
-            fmt::format(R"([system.network]
-listen = ["tcp://127.0.0.1:{}"]
-discovery.predefined = [{}]
-discovery.attempt_interval = "200ms"
-secret = "s3cret"
-
-[sharding.pod]
-address = "127.0.0.1:{}"
-shard_function = "jump-xxh64/1:{}"
-retry_interval = "100ms"
-refresh_interval = "200ms"
-
+  extras.config = fmt::format(R"(
 [test.counter_entities]
 owner_dir = "{}"
 
@@ -205,20 +209,8 @@ owner_dir = "{}"
 entities = {}
 send_timeout = "10s"
 )",
-                        port, peers, port, kShards, dir.file("owners"), kEntities));
-  const auto topology = dir.write(fmt::format("loaded{}.toml", no), fmt::format(R"([node]
-no = {}
-name = "pod-{}"
-config = "loaded{}.config.toml"
-
-[[groups]]
-name = "system.network"
-blueprint = "elfin.network"
-
-[[groups]]
-name = "sharding.pod"
-blueprint = "sharding.pod"
-
+                              dir.file("owners"), kEntities);
+  extras.topology = R"(
 [[groups]]
 name = "test.counter_entities"
 blueprint = "test.counter_entities"
@@ -231,26 +223,13 @@ blueprint = "test.counters"
 name = "test.traffic"
 blueprint = "test.traffic"
 
-[[remote]]
-name = "sharding.manager"
-nodes = [100]
-
-[[routes]]
-from = "sharding.pod"
-to = "sharding.manager"
-messages = ["sharding.*"]
-
 [[routes]]
 from = "test.traffic"
 to = "test.counters"
 messages = ["test_counters.*"]
-)",
-                                                                                no, no, no));
-  auto started = Process::start({ELFIN_SHARDING_TEST_NODE, "run", topology},
-                                {.log_dir = dir.path(), .name = fmt::format("loaded{}", no)});
-  if (!started) throw std::runtime_error(started.error());
-  if (!started->wait_for_output(listening(), kTimeout)) throw std::runtime_error("not listening: " + started->output());
-  return std::move(started.value());
+)";
+  extras.name = "loaded";
+  return start_pod(dir, no, manager_port, extras);
 }
 
 struct Sweep {

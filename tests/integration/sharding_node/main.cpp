@@ -25,10 +25,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <utility>
 
 #include <fmt/format.h>
@@ -88,12 +88,13 @@ class OwnerToken {
     const std::string path = fmt::format("{}/{}.owner", dir, id);
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0) {
-      violation(dir, fmt::format("{} on {}: cannot open {}: {}", id, pod, path, std::strerror(errno)));
+      violation(dir,
+                fmt::format("{} on {}: cannot open {}: {}", id, pod, path, std::generic_category().message(errno)));
       return;
     }
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       violation(dir, fmt::format("{} started on {} while another live owner holds its token ({})", id, pod,
-                                 std::strerror(errno)));
+                                 std::generic_category().message(errno)));
     }
   }
   OwnerToken(const OwnerToken&) = delete;

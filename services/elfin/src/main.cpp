@@ -8,7 +8,7 @@
 int main(int argc, char** argv) {
   elfin::BlueprintRegistry registry;
   elfin::cli::register_framework(registry);
-  elfin::shard_manager::register_blueprints(registry);
-  elfin::sharding::register_blueprints(registry);
+  elfin::actors::shard_manager::register_blueprints(registry);
+  elfin::actors::sharding::register_blueprints(registry);
   return elfin::cli::main(argc, argv, registry);
 }

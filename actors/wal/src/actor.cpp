@@ -32,8 +32,8 @@
 #include <elfin/delay.hpp>
 #include <elfin/detail/send_op.hpp>
 #include <elfin/detail/timer_service.hpp>
-#include <elfin/internal/system_hooks.hpp>
 #include <elfin/envelope.hpp>
+#include <elfin/internal/system_hooks.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/wal/format.hpp>

@@ -368,7 +368,12 @@ void SystemCore::termination_sequence(std::string reason) {
       pending = std::exchange(stage_timer_, 0);
     }
     if (pending != 0) std::ignore = timers_.cancel(pending);
-    for (auto* g : groups) {
+    bool killed = false;
+    {
+      std::lock_guard lock(mu_);
+      killed = killed_;
+    }
+    for (auto* g : killed ? std::vector<GroupRuntime*>{} : groups) {
       if (g->active_actors() != 0) {
         log_runtime(*this, LogLevel::Warn, ActorMeta{g->name(), "_"},
                     "{} actor(s) did not terminate in time; giving up on them", g->active_actors());

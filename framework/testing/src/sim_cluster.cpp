@@ -83,8 +83,7 @@ struct SimCluster::Impl {
   }
 
   [[nodiscard]] std::string describe() const {
-    return fmt::format("sim cluster: seed {} (ELFIN_SIM_SEED={} replays it), t = {}", seed, seed,
-                       format_sim_time(now));
+    return fmt::format("sim cluster: seed {} (ELFIN_SIM_SEED={} replays it), t = {}", seed, seed, format_sim_time(now));
   }
 
   [[noreturn]] void broken(const std::string& what) const { throw SimError(fmt::format("{}; {}", what, describe())); }
@@ -136,7 +135,8 @@ struct SimCluster::Impl {
 
   /// Fails requests whose requesters wait on other nodes: each node's in one batch, then it settles.
   void fail_all(std::vector<Failure> failures) {
-    std::stable_sort(failures.begin(), failures.end(), [](const Failure& a, const Failure& b) { return a.node < b.node; });
+    std::stable_sort(failures.begin(), failures.end(),
+                     [](const Failure& a, const Failure& b) { return a.node < b.node; });
     for (std::size_t i = 0; i < failures.size();) {
       const std::uint16_t n = failures[i].node;
       const bool up = n <= options.nodes && systems[n].has_value();
@@ -186,10 +186,10 @@ struct SimCluster::Impl {
       const detail::RequestOps* ops = envelope.vtable().request_ops;
       if (ops == nullptr) return fail_requester("sent as a request but it is not one here");
       std::weak_ptr<SimNetwork::State> weak = net;
-      remote = ops->make_remote_state(e.request_all, [weak, ops, from = n, to = e.from,
-                                                      id = e.request_id](detail::RequestStateBase& s) {
-        if (auto state = weak.lock()) state->respond(from, to, id, ops->take_answers(s));
-      });
+      remote = ops->make_remote_state(
+          e.request_all, [weak, ops, from = n, to = e.from, id = e.request_id](detail::RequestStateBase& s) {
+            if (auto state = weak.lock()) state->respond(from, to, id, ops->take_answers(s));
+          });
       detail::EnvelopeAccess::block(envelope)->kind = MessageKind::Request;
       detail::EnvelopeAccess::block(envelope)->request = remote;
     }
@@ -216,7 +216,8 @@ struct SimCluster::Impl {
           if (e.lost) {
             net->log(fmt::format("lose {}->{} {} #{}: {}", e.from, e.to, e.what, e.seq, *e.lost));
             if (e.duplicate) continue;
-            if (auto pending = net->take_pending(e.request_id); pending && (e.request || e.kind == Event::Kind::Response)) {
+            if (auto pending = net->take_pending(e.request_id);
+                pending && (e.request || e.kind == Event::Kind::Response)) {
               failures.push_back({pending->from, std::move(pending->state), *e.lost});
             }
             continue;

@@ -60,7 +60,8 @@ bool SimNetwork::State::up_locked(std::uint16_t node) const {
   return node < node_states_.size() && node_states_[node].up;
 }
 
-std::vector<std::uint16_t> SimNetwork::State::connected(std::uint16_t self, const std::vector<std::uint16_t>& wanted) const {
+std::vector<std::uint16_t> SimNetwork::State::connected(std::uint16_t self,
+                                                        const std::vector<std::uint16_t>& wanted) const {
   std::lock_guard lock(mu);
   std::vector<std::uint16_t> out;
   for (auto n : wanted) {
@@ -69,7 +70,9 @@ std::vector<std::uint16_t> SimNetwork::State::connected(std::uint16_t self, cons
   return out;
 }
 
-void SimNetwork::State::log_locked(std::string_view text) { trace_.push_back(fmt::format("{} {}", format_sim_time(now_), text)); }
+void SimNetwork::State::log_locked(std::string_view text) {
+  trace_.push_back(fmt::format("{} {}", format_sim_time(now_), text));
+}
 
 void SimNetwork::State::log(std::string_view text) {
   std::lock_guard lock(mu);
@@ -149,7 +152,8 @@ void SimNetwork::State::send(std::uint16_t from, std::uint16_t to, const std::st
   } catch (const std::exception& e) {
     if (awaited) {
       detail::EnvelopeAccess::discharge(envelope);
-      block->request->fail(RequestError{RequestError::Failed, fmt::format("cannot encode {}: {}", event.what, e.what())});
+      block->request->fail(
+          RequestError{RequestError::Failed, fmt::format("cannot encode {}: {}", event.what, e.what())});
     }
     log(fmt::format("send {}->{} {}: cannot encode: {}", from, to, event.what, e.what()));
     return;

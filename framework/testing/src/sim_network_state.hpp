@@ -94,7 +94,7 @@ struct SimNetwork::State : std::enable_shared_from_this<SimNetwork::State> {
 
   // --- the knobs (SimNetwork) ------------------------------------------------------------------
   mutable std::mutex mu;
-  LinkFaults default_faults;                                                 // guarded by mu
+  LinkFaults default_faults;                                                  // guarded by mu
   std::map<std::pair<std::uint16_t, std::uint16_t>, LinkFaults> link_faults;  // guarded by mu
   std::set<std::pair<std::uint16_t, std::uint16_t>> cuts;                     // guarded by mu
   SimNetworkStats stats;                                                      // guarded by mu
@@ -111,15 +111,15 @@ struct SimNetwork::State : std::enable_shared_from_this<SimNetwork::State> {
   void route_locked(Event event);
   void log_locked(std::string_view text);
 
-  SimRandom random_;                                              // guarded by mu
-  Nanos now_{0};                                                  // guarded by mu
-  std::vector<NodeState> node_states_;                            // guarded by mu; index = node
+  SimRandom random_;                                               // guarded by mu
+  Nanos now_{0};                                                   // guarded by mu
+  std::vector<NodeState> node_states_;                             // guarded by mu; index = node
   std::map<std::pair<std::uint16_t, std::uint16_t>, Nanos> tail_;  // guarded by mu; FIFO links' last delivery
-  std::map<std::pair<Nanos, std::uint64_t>, Event> queue_;        // guarded by mu
-  std::map<std::uint64_t, Pending> pending_;                      // guarded by mu
-  std::vector<std::string> trace_;                                // guarded by mu
-  std::uint64_t next_seq_ = 1;                                    // guarded by mu
-  std::uint64_t next_request_ = 1;                                // guarded by mu
+  std::map<std::pair<Nanos, std::uint64_t>, Event> queue_;         // guarded by mu
+  std::map<std::uint64_t, Pending> pending_;                       // guarded by mu
+  std::vector<std::string> trace_;                                 // guarded by mu
+  std::uint64_t next_seq_ = 1;                                     // guarded by mu
+  std::uint64_t next_request_ = 1;                                 // guarded by mu
 };
 
 /// "   12.345678 ms": virtual time in the trace.

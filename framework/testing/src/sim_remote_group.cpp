@@ -40,8 +40,8 @@ Task<> forward_local(ForwarderContext ctx, std::string local_name) {
     if (envelope->vtable().is_system) continue;
     auto* group = detail::find_group(system, local_name);
     if (group == nullptr) continue;  // a request among them is answered as undelivered
-    detail::SendOpAwaitable delivery{self, detail::SendOp{system, group->addr(), std::move(*envelope),
-                                                          detail::SendMode::Bounded}};
+    detail::SendOpAwaitable delivery{
+        self, detail::SendOp{system, group->addr(), std::move(*envelope), detail::SendMode::Bounded}};
     auto done = co_await delivery;
     (void)done;  // refused by the group's router: a request is answered as undelivered
   }

@@ -3,8 +3,8 @@
 // of the node is a power loss: what was fdatasync'ed survives, the rest is undone (see
 // elfin/wal/fault_file_system.hpp).
 //
-//   auto wal = elfin::actors::wal::blueprint({.file_system = [&](std::uint32_t) { return node.disk().file_system(); }});
-//   config: [wal] dir = node.disk().dir()
+//   auto wal = elfin::actors::wal::blueprint({.file_system = [&](std::uint32_t) { return node.disk().file_system();
+//   }}); config: [wal] dir = node.disk().dir()
 //
 // The fault layer is not thread-safe and a node may have several I/O threads (one per WAL actor),
 // so the disk serializes every call into it with one lock; its files too.

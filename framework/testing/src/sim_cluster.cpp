@@ -112,6 +112,7 @@ struct SimCluster::Impl {
     const std::uint32_t incarnation = net->node_up(n);
     SimNode node{n, incarnation, SimRandom::derive(seed, n, incarnation), *disks[n]};
     Topology topo = topology(node);
+    topo.local(kSimDirectGroup).mount(sim_direct_forwarders());
     StartOptions start;
     start.node_no = n;
     start.workers = 1;  // one worker: a node runs its actors in the same order on every run
@@ -176,8 +177,9 @@ struct SimCluster::Impl {
         failures.push_back({pending->from, std::move(pending->state), fmt::format("node {}: {}", n, why)});
       }
     };
-    const Addr group = system.group_addr(e.remote_name);
+    const Addr group = e.remote_name.empty() ? e.recipient : system.group_addr(e.remote_name);
     if (group.is_null()) return fail_requester(fmt::format("no group `{}`", e.remote_name));
+    if (group.node_no() != n) return fail_requester(fmt::format("the address is on node {}", group.node_no()));
     auto decoded = AnyMessage::decode_envelope(e.protocol, e.name, e.payload, e.sender, e.trace);
     if (!decoded) return fail_requester(decoded.error().message());
     Envelope envelope = std::move(decoded).value();

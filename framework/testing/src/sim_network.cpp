@@ -145,6 +145,7 @@ void SimNetwork::State::send(std::uint16_t from, std::uint16_t to, const std::st
   event.trace = envelope.trace_id();
   event.remote_name = remote_name;
   auto* block = detail::EnvelopeAccess::block(envelope);
+  event.recipient = block->recipient;
   const bool awaited = envelope.kind() == MessageKind::Request && detail::EnvelopeAccess::obligated(envelope) &&
                        block->request && vtable.request_ops != nullptr;
   try {

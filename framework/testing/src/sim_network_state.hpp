@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <elfin/addr.hpp>
+#include <elfin/blueprint.hpp>
 #include <elfin/detail/request_ops.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/testing/sim_network.hpp>
@@ -44,7 +45,8 @@ struct SimNetwork::State : std::enable_shared_from_this<SimNetwork::State> {
     std::string payload;
     Addr sender;
     TraceId trace;
-    std::string remote_name;
+    std::string remote_name;  ///< the target group; empty: `recipient`, an address on the target node
+    Addr recipient;
     bool request = false;
     bool request_all = false;
     std::uint64_t request_id = 0;
@@ -70,7 +72,8 @@ struct SimNetwork::State : std::enable_shared_from_this<SimNetwork::State> {
 
   // --- from the nodes (forwarders and answer callbacks, on a node's worker) ---------------------
   [[nodiscard]] std::vector<std::uint16_t> connected(std::uint16_t self, const std::vector<std::uint16_t>& nodes) const;
-  /// Encodes `envelope` and puts it on the link; a request's answer obligation moves here.
+  /// Encodes `envelope` and puts it on the link, for the group `remote_name` on node `to` (empty:
+  /// for the envelope's recipient address there); a request's answer obligation moves here.
   void send(std::uint16_t from, std::uint16_t to, const std::string& remote_name, Envelope& envelope);
   /// The answers of request `request_id`, from node `from` back to the requester's node `to`.
   void respond(std::uint16_t from, std::uint16_t to, std::uint64_t request_id,
@@ -130,6 +133,12 @@ struct SimLink {
   std::shared_ptr<SimNetwork::State> net;
   std::uint16_t node_no = 0;
 };
+
+/// The group of direct forwarders the cluster mounts on every node: sends to actor addresses on
+/// other nodes (a reply to a remote sender, say) go through it, as through the network battery's
+/// `system.network`. See sim_direct_sends.cpp.
+inline constexpr const char* kSimDirectGroup = "system.sim_network";
+[[nodiscard]] Blueprint sim_direct_forwarders();
 
 /// The node the calling thread is starting (SimCluster), or null.
 [[nodiscard]] const SimLink* starting_sim_node();

@@ -64,7 +64,26 @@ struct Ask {
   ELFIN_REQUEST(toy, Ask, std::string, target, text, hold);
 };
 
+/// Node `target`'s echo answers a Hello with a Greeting sent to the Hello's sender address.
+struct Hello {
+  std::uint16_t target = 0;
+  ELFIN_MESSAGE(toy, Hello, target);
+};
+struct Greeting {
+  std::string text;
+  ELFIN_MESSAGE(toy, Greeting, text);
+};
+/// To the asker: send a Hello to `target`.
+struct SayHello {
+  std::uint16_t target = 0;
+  ELFIN_MESSAGE(toy, SayHello, target);
+};
+struct GetGreetings {
+  ELFIN_REQUEST(toy, GetGreetings, std::vector<std::string>);
+};
+
 std::optional<std::uint16_t> target_of(const elfin::Envelope& e) {
+  if (const auto* m = e.get<Hello>()) return m->target;
   if (const auto* m = e.get<Replicate>()) return m->target;
   if (const auto* m = e.get<Ack>()) return m->target;
   if (const auto* m = e.get<Echo>()) return m->target;
@@ -103,25 +122,40 @@ elfin::Task<> replica(elfin::Context<> ctx, std::uint16_t self, std::vector<std:
   }
 }
 
-elfin::Task<> echo(elfin::Context<> ctx) {
+elfin::Task<> echo(elfin::Context<> ctx, std::uint16_t self) {
   std::vector<elfin::ResponseToken<Echo>> held;  // answered never: the node crashes first
   while (auto envelope = co_await ctx.recv()) {
-    co_await elfin::handle(*envelope, [&](const Echo& e, elfin::ResponseToken<Echo> token) {
-      if (e.hold) {
-        held.push_back(std::move(token));
-      } else {
-        ctx.respond(std::move(token), "echo " + e.text);
-      }
-    });
+    const elfin::Addr sender = envelope->sender();
+    co_await elfin::handle(
+        *envelope,
+        [&](const Echo& e, elfin::ResponseToken<Echo> token) {
+          if (e.hold) {
+            held.push_back(std::move(token));
+          } else {
+            ctx.respond(std::move(token), "echo " + e.text);
+          }
+        },
+        [&](const Hello&) -> elfin::Task<> {
+          // An address on another node: the reply crosses the network without a remote group.
+          std::ignore = co_await ctx.send_to(sender, Greeting{"hello from " + std::to_string(self)});
+        });
   }
 }
 
 elfin::Task<> asker(elfin::Context<> ctx) {
+  std::vector<std::string> greetings;
   while (auto envelope = co_await ctx.recv()) {
-    co_await elfin::handle(*envelope, [&](const Ask& ask, elfin::ResponseToken<Ask> token) -> elfin::Task<> {
-      auto answer = co_await ctx.request(Echo{ask.target, ask.text, ask.hold});
-      ctx.respond(std::move(token), answer ? *answer : "failed: " + answer.error().reason());
-    });
+    co_await elfin::handle(
+        *envelope,
+        [&](const Ask& ask, elfin::ResponseToken<Ask> token) -> elfin::Task<> {
+          auto answer = co_await ctx.request(Echo{ask.target, ask.text, ask.hold});
+          ctx.respond(std::move(token), answer ? *answer : "failed: " + answer.error().reason());
+        },
+        [&](const SayHello& say) -> elfin::Task<> { std::ignore = co_await ctx.send(Hello{say.target}); },
+        [&](const Greeting& g) { greetings.push_back(g.text); },
+        [&](const GetGreetings&, elfin::ResponseToken<GetGreetings> token) {
+          ctx.respond(std::move(token), greetings);
+        });
   }
 }
 
@@ -140,7 +174,7 @@ elfin::Topology topology(SimNode& node, std::uint16_t nodes) {
   const std::uint16_t self = node.node_no();
   replicas.mount(
       elfin::ActorGroup().exec([self, backups](elfin::Context<> ctx) { return replica(ctx, self, backups); }));
-  echoes.mount(elfin::ActorGroup().exec(echo));
+  echoes.mount(elfin::ActorGroup().exec([self](elfin::Context<> ctx) { return echo(ctx, self); }));
   askers.mount(elfin::ActorGroup().exec(asker));
   // Replicate and Ack go to the peers' `replicas`, Echo to their `echo`: two remote groups.
   peers.mount(elfin::testing::sim_remote_group(
@@ -148,7 +182,7 @@ elfin::Topology topology(SimNode& node, std::uint16_t nodes) {
          return target_of(e);
        }}));
   auto echo_peers = topology.local("echo_peers");
-  askers.route_to(echo_peers, [](const elfin::Envelope& e) { return e.is<Echo>(); });
+  askers.route_to(echo_peers, [](const elfin::Envelope& e) { return e.is<Echo>() || e.is<Hello>(); });
   echo_peers.mount(elfin::testing::sim_remote_group(
       {.nodes = all, .remote_name = "echo", .pick = [](const elfin::Envelope& e, const auto&) {
          return target_of(e);
@@ -247,6 +281,25 @@ TEST_CASE("a one-way cut loses messages in that direction only", "[sim_cluster]"
   REQUIRE(cluster.run_until([&] { return back.done(); }, 1s));
   CHECK(back.result().value() == "echo again");
   REQUIRE(cluster.run_until([&] { return log_of(cluster, 2).size() == 1; }, 1s));
+}
+
+TEST_CASE("a reply sent to a remote sender's address crosses the network", "[sim_cluster]") {
+  SimCluster cluster = toy_cluster(13);
+  INFO(cluster.describe());
+  cluster.send(1, "asker", toy::SayHello{3});
+  cluster.send(1, "asker", toy::SayHello{2});
+  cluster.advance(10ms);
+  auto greetings = cluster.request(1, "asker", toy::GetGreetings{});
+  REQUIRE(cluster.run_until([&] { return greetings.done(); }, 1s));
+  // Both Hellos land at 1 ms; node 2 goes first (nodes run in order), so its greeting does too.
+  CHECK(greetings.result().value() == std::vector<std::string>{"hello from 2", "hello from 3"});
+  // Cut the way back: the greeting is lost.
+  cluster.network().cut(2, 1);
+  cluster.send(1, "asker", toy::SayHello{2});
+  cluster.advance(10ms);
+  auto after_cut = cluster.request(1, "asker", toy::GetGreetings{});
+  REQUIRE(cluster.run_until([&] { return after_cut.done(); }, 1s));
+  CHECK(after_cut.result().value().size() == 2);
 }
 
 TEST_CASE("a request across the network gets its response after the links' delays", "[sim_cluster]") {

@@ -11,7 +11,9 @@
 // directly, as with the network), else the first connected node in `nodes` order, or every
 // connected one for Broadcast. "Connected" means: up, and the link from this node not cut. What
 // reaches the node is delivered to the group `remote_name` there through the simulated network
-// (sim_network.hpp); requests get their answers back the same way.
+// (sim_network.hpp); requests get their answers back the same way. A send to an actor address on
+// another node (a reply to a remote message's sender) needs no remote group: the cluster gives
+// every node direct forwarders for those, as the network battery does.
 //
 // The blueprint binds to the node whose system the cluster is starting; mounted in a system that
 // no SimCluster starts, it throws std::logic_error when the system starts.

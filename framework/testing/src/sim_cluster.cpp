@@ -201,12 +201,13 @@ struct SimCluster::Impl {
     if (remote) remote->release_sender();  // unrouted: the state answers "reached no one"
   }
 
-  /// Hands every event due at `t` to its node, node by node, each node settling before the next.
-  void deliver_due(Nanos t) {
+  /// Plays instant `t` node by node, each settling before the next: the node's clock moves to `t`
+  /// (firing its timers due then), then it gets the deliveries due by then.
+  void play_instant(Nanos t) {
     std::vector<Event> due = net->take_due(t);
-    if (due.empty()) return;
     std::vector<Failure> failures;
     for (std::uint16_t n = 1; n <= options.nodes; ++n) {
+      if (systems[n]) advance_node(n, t);
       bool any = false;
       {
         std::optional<detail::ScheduleBatch> batch;
@@ -261,10 +262,7 @@ struct SimCluster::Impl {
       }
       now = t;
       net->set_now(t);
-      deliver_due(t);
-      for (std::uint16_t n = 1; n <= options.nodes; ++n) {
-        if (systems[n]) advance_node(n, t);
-      }
+      play_instant(t);
     }
     if (until > now) {
       now = until;

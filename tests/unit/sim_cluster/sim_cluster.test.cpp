@@ -67,7 +67,11 @@ struct Ask {
 /// Node `target`'s echo answers a Hello with a Greeting sent to the Hello's sender address.
 struct Hello {
   std::uint16_t target = 0;
-  ELFIN_MESSAGE(toy, Hello, target);
+  std::uint64_t after_ms = 0;  ///< greet that long after the Hello arrived
+  ELFIN_MESSAGE(toy, Hello, target, after_ms);
+};
+struct GreetLater {
+  ELFIN_MESSAGE(toy, GreetLater);
 };
 struct Greeting {
   std::string text;
@@ -76,7 +80,8 @@ struct Greeting {
 /// To the asker: send a Hello to `target`.
 struct SayHello {
   std::uint16_t target = 0;
-  ELFIN_MESSAGE(toy, SayHello, target);
+  std::uint64_t after_ms = 0;
+  ELFIN_MESSAGE(toy, SayHello, target, after_ms);
 };
 struct GetGreetings {
   ELFIN_REQUEST(toy, GetGreetings, std::vector<std::string>);
@@ -124,6 +129,7 @@ elfin::Task<> replica(elfin::Context<> ctx, std::uint16_t self, std::vector<std:
 
 elfin::Task<> echo(elfin::Context<> ctx, std::uint16_t self) {
   std::vector<elfin::ResponseToken<Echo>> held;  // answered never: the node crashes first
+  elfin::Addr greet;                             // whom GreetLater greets
   while (auto envelope = co_await ctx.recv()) {
     const elfin::Addr sender = envelope->sender();
     co_await elfin::handle(
@@ -135,9 +141,17 @@ elfin::Task<> echo(elfin::Context<> ctx, std::uint16_t self) {
             ctx.respond(std::move(token), "echo " + e.text);
           }
         },
-        [&](const Hello&) -> elfin::Task<> {
+        [&](const Hello& hello) -> elfin::Task<> {
+          if (hello.after_ms > 0) {
+            greet = sender;
+            ctx.attach(elfin::Delay(std::chrono::milliseconds(hello.after_ms), GreetLater{}));
+            co_return;
+          }
           // An address on another node: the reply crosses the network without a remote group.
           std::ignore = co_await ctx.send_to(sender, Greeting{"hello from " + std::to_string(self)});
+        },
+        [&](const GreetLater&) -> elfin::Task<> {
+          std::ignore = co_await ctx.send_to(greet, Greeting{"later from " + std::to_string(self)});
         });
   }
 }
@@ -151,7 +165,7 @@ elfin::Task<> asker(elfin::Context<> ctx) {
           auto answer = co_await ctx.request(Echo{ask.target, ask.text, ask.hold});
           ctx.respond(std::move(token), answer ? *answer : "failed: " + answer.error().reason());
         },
-        [&](const SayHello& say) -> elfin::Task<> { std::ignore = co_await ctx.send(Hello{say.target}); },
+        [&](const SayHello& say) -> elfin::Task<> { std::ignore = co_await ctx.send(Hello{say.target, say.after_ms}); },
         [&](const Greeting& g) { greetings.push_back(g.text); },
         [&](const GetGreetings&, elfin::ResponseToken<GetGreetings> token) {
           ctx.respond(std::move(token), greetings);
@@ -300,6 +314,26 @@ TEST_CASE("a reply sent to a remote sender's address crosses the network", "[sim
   auto after_cut = cluster.request(1, "asker", toy::GetGreetings{});
   REQUIRE(cluster.run_until([&] { return after_cut.done(); }, 1s));
   CHECK(after_cut.result().value().size() == 2);
+}
+
+TEST_CASE("a node's clock reads the instant a message arrives: a delay it starts then ends on time", "[sim_cluster]") {
+  SimCluster cluster = toy_cluster(17);
+  INFO(cluster.describe());
+  cluster.network().set_faults({.min_delay = 5ms, .max_delay = 5ms});
+  cluster.advance(3ms);  // not at 0: the clocks must follow the cluster's
+  cluster.send(1, "asker", toy::SayHello{2, 10});
+  std::vector<std::string> greetings;
+  REQUIRE(cluster.run_until(
+      [&] {
+        auto request = cluster.request(1, "asker", toy::GetGreetings{});
+        REQUIRE(request.done());
+        greetings = request.result().value();
+        return !greetings.empty();
+      },
+      1s));
+  // Hello sent at 3 ms, arrives at 8; the delay fires at 18; the greeting arrives at 23.
+  CHECK(cluster.now() == 23ms);
+  CHECK(greetings == std::vector<std::string>{"later from 2"});
 }
 
 TEST_CASE("a request across the network gets its response after the links' delays", "[sim_cluster]") {

@@ -26,10 +26,11 @@ using Failure = SimNetwork::State::Failure;
 
 /// Where every node's clock starts: a constant, so that what actors read from their clock is the
 /// same in every run of a seed.
-const std::chrono::steady_clock::time_point kEpoch{std::chrono::hours(24)};
+constexpr std::chrono::steady_clock::time_point kEpoch{std::chrono::hours(24)};
 
 std::uint64_t choose_seed(const std::optional<std::uint64_t>& given) {
   if (given) return *given;
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read on the test's thread, nothing sets it meanwhile
   if (const char* env = std::getenv("ELFIN_SIM_SEED"); env != nullptr && *env != '\0') {
     return std::strtoull(env, nullptr, 0);
   }
@@ -72,7 +73,7 @@ struct SimCluster::Impl {
     }
     for (std::uint16_t n = 1; n <= options.nodes; ++n) {
       if (!systems[n]) continue;
-      systems[n]->kill("the simulated cluster is dropped");
+      systems[n].value().kill("the simulated cluster is dropped");
       systems[n].reset();
     }
     disks.clear();
@@ -95,12 +96,12 @@ struct SimCluster::Impl {
   System& up_system(std::uint16_t n) {
     check_node(n);
     if (!systems[n]) broken(fmt::format("node {} is down", n));
-    return *systems[n];
+    return systems[n].value();
   }
 
   /// Moves node `n`'s clock to `t` (firing its timers due by then) and waits until it settles.
   void advance_node(std::uint16_t n, Nanos t) {
-    System& system = *systems[n];
+    System& system = systems[n].value();
     const auto by = std::max(Nanos(0), std::chrono::duration_cast<Nanos>(kEpoch + t - system.now()));
     if (auto advanced = system.advance_time(by, options.settle_timeout); !advanced) {
       broken(fmt::format("node {}: {}", n, advanced.error()));
@@ -143,7 +144,7 @@ struct SimCluster::Impl {
       const bool up = n <= options.nodes && systems[n].has_value();
       {
         std::optional<detail::ScheduleBatch> batch;
-        if (up) batch.emplace(systems[n]->core());
+        if (up) batch.emplace(systems[n].value().core());
         for (; i < failures.size() && failures[i].node == n; ++i) {
           failures[i].state->fail(RequestError{RequestError::Failed, failures[i].reason});
         }
@@ -154,7 +155,7 @@ struct SimCluster::Impl {
 
   /// Delivers one event to node `n`, which is up; failures of requesters elsewhere go to `failures`.
   void deliver(std::uint16_t n, Event& e, std::vector<Failure>& failures) {
-    System& system = *systems[n];
+    System& system = systems[n].value();
     if (e.kind == Event::Kind::Response) {
       auto pending = net->take_pending(e.request_id);
       if (!pending) {
@@ -225,7 +226,7 @@ struct SimCluster::Impl {
             }
             continue;
           }
-          if (!batch) batch.emplace(systems[n]->core());
+          if (!batch) batch.emplace(systems[n].value().core());
           deliver(n, e, failures);
         }
       }
@@ -238,7 +239,7 @@ struct SimCluster::Impl {
     std::optional<Nanos> next = net->next_time();
     for (std::uint16_t n = 1; n <= options.nodes; ++n) {
       if (!systems[n]) continue;
-      if (auto timer = systems[n]->next_timer()) {
+      if (auto timer = systems[n].value().next_timer()) {
         const auto at = std::chrono::duration_cast<Nanos>(*timer - kEpoch);
         if (!next || at < *next) next = at;
       }
@@ -359,7 +360,7 @@ void SimCluster::inject(std::uint16_t node_no, std::string_view group, Envelope 
     if (request != nullptr) request->release_sender();  // reached no one: Failed
     return;
   }
-  System& system = *impl_->systems[node_no];
+  System& system = impl_->systems[node_no].value();
   impl_->net->log(fmt::format("inject {} into node {} `{}`", what, node_no, group));
   {
     detail::ScheduleBatch batch(system.core());

@@ -61,7 +61,7 @@ Blueprint sim_direct_forwarders() {
     }};
     return ActorGroup()
         .router(std::move(by_node))
-        .exec([link](ForwarderContext ctx) { return forward_direct(std::move(ctx), link); })
+        .exec([link](ForwarderContext ctx) { return forward_direct(ctx, link); })
         .instantiate(std::move(init));
   }};
 }

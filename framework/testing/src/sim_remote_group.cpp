@@ -74,8 +74,8 @@ Blueprint sim_remote_group(SimRemoteGroupOptions options) {
     return ActorGroup()
         .router(std::move(router))
         .exec([link, remote_name](ForwarderContext ctx) {
-          if (ctx.key() == link->node_no) return forward_local(std::move(ctx), remote_name);
-          return forward(std::move(ctx), link, remote_name);
+          if (ctx.key() == link->node_no) return forward_local(ctx, remote_name);
+          return forward(ctx, link, remote_name);
         })
         .instantiate(std::move(init));
   }};

@@ -393,7 +393,7 @@ TEST_CASE("a crashed backup restarts empty and catches up", "[sim_cluster]") {
   CHECK(log_of(cluster, 3) == log_of(cluster, 1));
 }
 
-TEST_CASE("the same seed replays the same run; another seed gives another", "[sim_cluster]") {
+TEST_CASE("the same seed replays the same run, and another seed gives another run", "[sim_cluster]") {
   const auto first = faulty_run(77);
   const auto second = faulty_run(77);
   const auto other = faulty_run(78);
@@ -402,7 +402,7 @@ TEST_CASE("the same seed replays the same run; another seed gives another", "[si
   CHECK(first != other);
 }
 
-TEST_CASE("a livelock or an unknown node is reported with the seed", "[sim_cluster]") {
+TEST_CASE("a mistake of the test (an unknown node, restarting a running one) names the seed", "[sim_cluster]") {
   SimCluster cluster = toy_cluster(3);
   CHECK_THROWS_WITH(cluster.crash(9), Catch::Contains("there is no node 9") && Catch::Contains("seed 3"));
   CHECK_THROWS_AS(cluster.restart(1), elfin::testing::SimError);  // it is up

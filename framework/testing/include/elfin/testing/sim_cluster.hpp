@@ -23,7 +23,9 @@
 // letting that node settle (no actor queued or running, no WAL I/O in flight) before it turns to
 // the next. A crash stops a node's system at once (System::kill: no Terminate, its groups get no
 // say) and cuts its disk's power (unsynced data is undone); a restart builds a new system for the
-// same node number on the same disk.
+// same node number on the same disk. Between nodes, messages go through sim remote groups
+// (sim_remote_group.hpp) or to actor addresses on other nodes, over the simulated network
+// (sim_network.hpp); a node's disk is a SimDisk (sim_disk.hpp).
 //
 // What is deterministic: with one worker, input handed over only while a node is settled, and
 // wake-ups of one instant queued together, each node runs its actors in the same order on every

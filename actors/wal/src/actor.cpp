@@ -31,7 +31,9 @@
 
 #include <elfin/delay.hpp>
 #include <elfin/detail/send_op.hpp>
+#include <elfin/detail/timer_service.hpp>
 #include <elfin/envelope.hpp>
+#include <elfin/internal/system_hooks.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/wal/format.hpp>
@@ -146,6 +148,7 @@ class WalActor {
   void start() {
     fs_ = factory_ ? factory_(wal_id_) : std::make_shared<lw::PosixFileSystem>();
     detail::SystemCore* system = &detail::ActorCellAccess::cell(ctx_)->group().system();
+    if (detail::timers_of(*system).is_virtual()) system_held_ = system;
     const Addr self = ctx_.addr();
     io_.emplace([system, self] {
       detail::SendOp op{*system, self, Envelope::make(IoDone{}, Addr{}, TraceId::generate()),
@@ -608,14 +611,25 @@ class WalActor {
   /// Hands a job to the I/O thread; once that stopped (finish), runs it and its completion here.
   void post(IoThread::Job job) {
     if (!io_stopped_) {
-      io_->post(std::move(job));
+      io_->post(system_held_ != nullptr ? held(std::move(job)) : std::move(job));
       return;
     }
     IoThread::Completion done = job();
     done();
   }
 
+  /// Under virtual time a job keeps the system from counting as settled until its completion has
+  /// run here, so `advance_time` (and a simulated cluster) waits for the disk like for an actor.
+  IoThread::Job held(IoThread::Job job) {
+    auto hold = std::make_shared<detail::QuiescenceHold>(*system_held_);
+    return [job = std::move(job), hold = std::move(hold)]() mutable -> IoThread::Completion {
+      return [done = job(), hold = std::move(hold)] { done(); };
+    };
+  }
+
   WalContext ctx_;
+  /// The system, under virtual time only (see `held`).
+  detail::SystemCore* system_held_ = nullptr;
   FileSystemFactory factory_;
   Config config_;
   std::uint32_t wal_id_ = 0;

@@ -81,6 +81,12 @@ class Scheduler {
   /// real-time timer) are not waited for unless they are already queued.
   [[nodiscard]] bool wait_quiescent(std::chrono::steady_clock::time_point deadline);
   [[nodiscard]] std::size_t in_flight() const { return in_flight_.load(std::memory_order_acquire); }
+  /// Counts as one actor in flight until `release` (QuiescenceHold: work outside the workers).
+  /// No-ops without `track_in_flight`.
+  void hold() {
+    if (track_in_flight_) in_flight_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void release() { leave_flight(); }
 
   struct Worker;  // per-thread state; public only so the thread_local pointer can name it
 

@@ -189,6 +189,10 @@ Result<System, StartError> System::start(Topology topology, StartOptions options
   // itself, after asking every group to validate its config.
   // The observers (dumpers, telemeters, loggers) go before everyone: they record what the others do,
   // from the first message on.
+  // Under virtual time the start-up messages are queued together: the actors they start then run
+  // in the same order on every start (one worker), not as the worker happens to catch up.
+  const bool batch = core->options().virtual_time;
+  if (batch) core->scheduler().begin_batch();
   auto start_group = [&](std::size_t i) {
     core->send_to_group(*core->groups()[i],
                         Envelope::make(UpdateConfig{prepared->sections[i]}, Addr{}, TraceId::generate()));
@@ -202,6 +206,7 @@ Result<System, StartError> System::start(Topology topology, StartOptions options
       if (decls[i].entrypoint == entrypoints && !is_observer(decls[i].name)) start_group(i);
     }
   }
+  if (batch) core->scheduler().end_batch();
   return System{std::move(core)};
 }
 
@@ -217,6 +222,12 @@ bool System::join_for(std::chrono::milliseconds timeout) { return core_->join_fo
 Result<void, TimeError> System::advance_time(std::chrono::nanoseconds by, std::chrono::milliseconds settle_timeout) {
   return core_->advance_time(by, settle_timeout);
 }
+
+std::chrono::steady_clock::time_point System::now() const { return core_->timers().now(); }
+std::optional<std::chrono::steady_clock::time_point> System::next_timer() const {
+  return core_->timers().next_deadline();
+}
+void System::kill(std::string reason) { core_->kill(std::move(reason)); }
 
 Addr System::group_addr(std::string_view name) const {
   auto* group = core_->find_group(name);

@@ -36,7 +36,7 @@ void close_for_good(ActorCell& cell) {
 SystemCore::SystemCore(StartOptions options)
     : options_(std::move(options)),
       scheduler_(options_.workers, options_.virtual_time),
-      timers_(options_.virtual_time) {}
+      timers_(options_.virtual_time, options_.virtual_start) {}
 
 SystemCore::~SystemCore() {
   terminate("system dropped");
@@ -90,6 +90,11 @@ void set_remote_router(SystemCore& system, RemoteRouter* router) { system.set_re
 std::uint16_t node_no_of(const SystemCore& system) { return system.node_no(); }
 GroupRuntime* find_group(const SystemCore& system, std::string_view name) { return system.find_group(name); }
 GroupRuntime* group_by_no(const SystemCore& system, std::uint8_t group_no) { return system.group(group_no); }
+
+QuiescenceHold::QuiescenceHold(SystemCore& system) : scheduler_(&system.scheduler()) { scheduler_->hold(); }
+QuiescenceHold::~QuiescenceHold() {
+  if (scheduler_ != nullptr) scheduler_->release();
+}
 
 ScheduleBatch::ScheduleBatch(SystemCore& system) : system_(system) { system_.scheduler().begin_batch(); }
 ScheduleBatch::~ScheduleBatch() { system_.scheduler().end_batch(); }
@@ -147,7 +152,16 @@ Result<void, TimeError> SystemCore::advance_time(std::chrono::nanoseconds by,
                          "advance_time: this system runs in real time (StartOptions::virtual_time is off)")};
   }
   if (by.count() < 0) return Err{TimeError(TimeError::Backwards, "advance_time: time cannot go backwards")};
+  // The actors the timers of one instant wake are queued together (a batch on this thread), so
+  // with one worker they run in the same order on every run, whatever the worker was doing while
+  // the callbacks fired.
+  scheduler_.begin_batch();
+  struct EndBatch {
+    Scheduler& scheduler;
+    ~EndBatch() { scheduler.end_batch(); }
+  } end_batch{scheduler_};
   auto settle = [&]() -> Result<void, TimeError> {
+    scheduler_.flush_batch();
     if (scheduler_.wait_quiescent(std::chrono::steady_clock::now() + settle_timeout)) return {};
     return Err{TimeError(
         TimeError::NotSettled,
@@ -243,6 +257,28 @@ void SystemCore::terminate(std::string reason) {
   });
 }
 
+void SystemCore::kill(std::string reason) {
+  {
+    std::lock_guard lock(mu_);
+    if (killed_) return;
+    killed_ = true;
+    terminating_ = true;  // a later terminate() has nothing left to do
+    if (!failure_) failure_ = std::move(reason);
+  }
+  cv_.notify_all();  // a termination in progress stops waiting for actors that will never finish
+  if (memory_tracker_) memory_tracker_->stop();
+  for (const auto& g : groups_) g->stop_spawning();
+  // Workers first: once they are joined no actor runs, so frames can be destroyed under nobody.
+  scheduler_.stop();
+  timers_.shutdown();
+  for (const auto& cell : book_.snapshot()) close_for_good(*cell);
+  {
+    std::lock_guard lock(mu_);
+    terminated_ = true;
+  }
+  cv_.notify_all();
+}
+
 void SystemCore::fail(std::string reason) {
   {
     std::lock_guard lock(mu_);
@@ -327,12 +363,17 @@ void SystemCore::termination_sequence(std::string reason) {
     TimerService::TimerId pending = 0;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return all_empty() || phase_gave_up_; });
+      cv_.wait(lock, [&] { return all_empty() || phase_gave_up_ || killed_; });
       phase_ = 0;  // stage timers still pending or firing now find another phase and stop
       pending = std::exchange(stage_timer_, 0);
     }
     if (pending != 0) std::ignore = timers_.cancel(pending);
-    for (auto* g : groups) {
+    bool killed = false;
+    {
+      std::lock_guard lock(mu_);
+      killed = killed_;
+    }
+    for (auto* g : killed ? std::vector<GroupRuntime*>{} : groups) {
       if (g->active_actors() != 0) {
         log_runtime(*this, LogLevel::Warn, ActorMeta{g->name(), "_"},
                     "{} actor(s) did not terminate in time; giving up on them", g->active_actors());

@@ -89,6 +89,8 @@ class SystemCore {
   void report_status(const ActorCell& cell, const ActorStatus& status);
 
   void terminate(std::string reason);
+  /// Stops at once: workers and timers first, then every actor's mailbox and frame (see System::kill).
+  void kill(std::string reason);
 
   /// Routes records to the logger group from now on (the topology has `system.loggers`).
   void enable_logger(GroupRuntime& loggers) { logger_ = &loggers; }
@@ -149,6 +151,7 @@ class SystemCore {
   std::uint64_t phase_ = 0;                // guarded by mu_
   std::uint64_t phases_begun_ = 0;         // guarded by mu_
   bool phase_gave_up_ = false;             // guarded by mu_
+  bool killed_ = false;                    // guarded by mu_; a termination in progress stops waiting
   TimerService::TimerId stage_timer_ = 0;  // guarded by mu_
   std::thread terminator_;
   std::unique_ptr<MemoryTracker> memory_tracker_;

@@ -5,8 +5,8 @@
 
 namespace elfin::detail {
 
-TimerService::TimerService(bool virtual_time)
-    : virtual_(virtual_time), virtual_now_(Clock::now().time_since_epoch().count()) {}
+TimerService::TimerService(bool virtual_time, std::optional<TimePoint> virtual_start)
+    : virtual_(virtual_time), virtual_now_(virtual_start.value_or(Clock::now()).time_since_epoch().count()) {}
 
 TimerService::~TimerService() { shutdown(); }
 
@@ -55,6 +55,12 @@ bool TimerService::cancel(TimerId id) {
 std::size_t TimerService::pending() const {
   std::lock_guard lock(mu_);
   return queue_.size();
+}
+
+std::optional<TimerService::TimePoint> TimerService::next_deadline() const {
+  std::lock_guard lock(mu_);
+  if (queue_.empty()) return std::nullopt;
+  return queue_.begin()->first.first;
 }
 
 bool TimerService::pop_due(TimePoint limit, Key& key, std::function<void()>& fire) {

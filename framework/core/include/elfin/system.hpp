@@ -78,6 +78,9 @@ struct StartOptions {
   /// Virtual time: the runtime's clock stands still until `System::advance_time` moves it, so
   /// tests of backoff, intervals and delays run in milliseconds of wall time.
   bool virtual_time = false;
+  /// Under virtual time: where the clock starts (the steady clock's now if unset). Systems given
+  /// the same start share one time line, as the nodes of a simulated cluster do.
+  std::optional<std::chrono::steady_clock::time_point> virtual_start;
 };
 
 class System {
@@ -107,6 +110,18 @@ class System {
   /// ticks, restart backoffs) play out within this one call. An error in real time.
   [[nodiscard]] Result<void, TimeError> advance_time(
       std::chrono::nanoseconds by, std::chrono::milliseconds settle_timeout = std::chrono::milliseconds(5000));
+
+  /// The system's clock: virtual under `virtual_time`, else the steady clock.
+  [[nodiscard]] std::chrono::steady_clock::time_point now() const;
+  /// The deadline of the earliest pending timer (intervals, delays, restart backoffs), if any:
+  /// under virtual time, the next moment at which `advance_time` has something to fire.
+  [[nodiscard]] std::optional<std::chrono::steady_clock::time_point> next_timer() const;
+
+  /// Stops the system at once, as a power cut stops a machine: no Terminate is sent, no actor runs
+  /// again, pending timers are dropped; then the actors' mailboxes are emptied (a request waiting
+  /// there fails) and their coroutine frames destroyed, so their destructors still run. The system
+  /// counts as terminated afterwards. For crash tests (elfin::testing::SimCluster); idempotent.
+  void kill(std::string reason = "killed");
 
   /// The address of a group, or the null address.
   [[nodiscard]] Addr group_addr(std::string_view name) const;

@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -38,7 +39,9 @@ class TimerService {
   using TimePoint = Clock::time_point;
   using TimerId = std::uint64_t;
 
-  explicit TimerService(bool virtual_time = false);
+  /// Under virtual time the clock starts at `virtual_start` (the steady clock's now if unset), so
+  /// several systems can share one time line.
+  explicit TimerService(bool virtual_time = false, std::optional<TimePoint> virtual_start = std::nullopt);
   TimerService(const TimerService&) = delete;
   TimerService& operator=(const TimerService&) = delete;
   ~TimerService();
@@ -57,6 +60,8 @@ class TimerService {
   [[nodiscard]] bool is_virtual() const { return virtual_; }
   /// Timers scheduled and neither fired nor cancelled.
   [[nodiscard]] std::size_t pending() const;
+  /// The deadline of the earliest pending timer (what `advance_to` would fire first).
+  [[nodiscard]] std::optional<TimePoint> next_deadline() const;
 
   /// Virtual time only: moves `now()` to `until`. For each instant with due timers, in order: sets
   /// `now()` to it, fires every timer due then (including ones those callbacks add for the same

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <elfin/actor_status.hpp>
@@ -81,6 +82,27 @@ class [[nodiscard]] ScheduleBatch {
 
  private:
   SystemCore& system_;
+};
+
+class Scheduler;
+
+/// Under virtual time, `System::advance_time` settles the system between timers by waiting until
+/// no actor is queued or running. Work that a thread of a battery or group does for an actor (an
+/// I/O thread writing and syncing for the WAL actors) is invisible to that wait: while a hold
+/// lives, the system does not count as quiescent. Take it before handing the work over; drop it
+/// once the actor has been woken with the result (the woken actor then counts by itself). Costs
+/// nothing in real time. Move-only; any thread.
+class [[nodiscard]] QuiescenceHold {
+ public:
+  explicit QuiescenceHold(SystemCore& system);
+  QuiescenceHold(QuiescenceHold&& other) noexcept : scheduler_(std::exchange(other.scheduler_, nullptr)) {}
+  QuiescenceHold& operator=(QuiescenceHold&&) = delete;
+  QuiescenceHold(const QuiescenceHold&) = delete;
+  QuiescenceHold& operator=(const QuiescenceHold&) = delete;
+  ~QuiescenceHold();
+
+ private:
+  Scheduler* scheduler_;
 };
 
 /// Writes a runtime record to the system's log (the logger group, or stderr).

@@ -4,11 +4,12 @@
 //   1. messages                 sent at once (a leader's Appends go out while it writes its own log)
 //   2. snapshot                 a snapshot received from the leader: file (durable), state machine,
 //                               and the WAL's old log dropped (TruncateAfter 0)
-//   3. entries, hard state      AppendBatch and SaveHardState to the WAL; the actor waits for both
-//                               acknowledgements (each after the fdatasync covering it)
-//   4. messages_after_persist   votes and append responses: only now, since they count the
+//   3. entries, hard state      AppendBatch (and SaveHardState when the term or vote changed) to
+//                               the WAL; the actor waits for the acknowledgement, sent after the
+//                               fdatasync covering them
+//   4. advance(id)              the Node learns the Ready is durable
+//   5. messages_after_persist   votes and append responses: only now, since they count the
 //                               entries and the vote as durable
-//   5. advance(id)              the Node learns the Ready is durable
 //   6. committed                applied in order; the proposal waiting at each index is answered
 //                               with the state machine's response (if its term is the entry's)
 //   7. reads                    ReadIndex results: answered once applied >= the read's index
@@ -42,6 +43,9 @@
 #include <elfin/messages.hpp>
 #include <elfin/protocols/raft.hpp>
 #include <elfin/protocols/wal.hpp>
+#include <elfin/raft/conf_change.hpp>
+#include <elfin/raft/node.hpp>
+#include <elfin/raft/ready.hpp>
 
 #include "wire.hpp"
 
@@ -176,6 +180,7 @@ class PartitionActor {
       if (!*range) throw std::runtime_error(fmt::format("partition {}: WAL read: {}", partition_, range->error()));
       const pw::Range& got = range->value();
       if (first) {
+        saved_ = {got.hard_state.term, got.hard_state.vote, got.hard_state.commit};
         recovered.hard_state.term = got.hard_state.term;
         recovered.hard_state.vote = got.hard_state.vote;
         recovered.hard_state.commit = std::max(got.hard_state.commit, applied_);
@@ -253,6 +258,10 @@ class PartitionActor {
     if (why.error == rf::ProposeError::NotLeader) {
       return pr::RaftError{pr::RaftErrorKind::NotLeader, partition_, why.leader_hint,
                            fmt::format("node {} is not the leader", node_id_)};
+    }
+    if (why.error == rf::ProposeError::Invalid) {
+      return pr::RaftError{pr::RaftErrorKind::BadRequest, partition_, why.leader_hint,
+                           "a membership change that makes no sense (an existing member, a non-member, the last voter)"};
     }
     return pr::RaftError{pr::RaftErrorKind::Dropped, partition_, why.leader_hint,
                          "the leader refused the proposal (a transfer or too much uncommitted)"};
@@ -339,16 +348,24 @@ class PartitionActor {
       send(ready.messages);
       if (ready.snapshot) co_await install(*ready.snapshot);
       if (!ready.entries.empty()) co_await persist(ready.entries);
-      if (ready.hard_state) co_await persist(*ready.hard_state);
-      send(ready.messages_after_persist);
+      // A change of the commit index alone need not be durable (it is learned again from the
+      // leader); term and vote must, before the messages below.
+      if (ready.hard_state && (ready.hard_state->term != saved_.term || ready.hard_state->vote != saved_.vote)) {
+        co_await persist(*ready.hard_state);
+      }
       node_->advance(ready.id);
+      send(ready.messages_after_persist);
       apply(ready.committed);
       for (rf::ReadState& read : ready.reads) {
         const auto id = read_id(read.context);
         if (!id) continue;
         auto it = reads_asked_.find(*id);
         if (it == reads_asked_.end()) continue;  // timed out meanwhile
-        reads_ready_.emplace(read.index, std::move(it->second));
+        if (read.rejected) {
+          std::move(it->second.token).respond(Err{not_leader()});
+        } else {
+          reads_ready_.emplace(read.index, std::move(it->second));
+        }
         reads_asked_.erase(it);
       }
       serve_reads();
@@ -401,6 +418,7 @@ class PartitionActor {
     auto saved = co_await ctx_.request(pw::SaveHardState{partition_, {state.term, state.vote, state.commit}});
     if (!saved) throw std::runtime_error(fmt::format("partition {}: WAL unreachable: {}", partition_, saved.error()));
     if (!*saved) throw std::runtime_error(fmt::format("partition {}: WAL hard state: {}", partition_, saved->error()));
+    saved_ = state;
   }
 
   /// A snapshot from the leader: durable as a file before the old log is dropped, so a crash in
@@ -552,6 +570,7 @@ class PartitionActor {
   bool ready_ = false;
   rf::Role role_ = rf::Role::Follower;
 
+  rf::HardState saved_;                   ///< the hard state last made durable
   std::optional<rf::Snapshot> snapshot_;  ///< the newest snapshot file's contents
   rf::Index applied_ = 0;
   rf::Term applied_term_ = 0;

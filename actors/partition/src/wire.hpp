@@ -12,7 +12,9 @@
 
 #include <elfin/protocols/raft.hpp>
 #include <elfin/protocols/wal.hpp>
-#include <elfin/raft/raft.hpp>
+#include <elfin/raft/entry.hpp>
+#include <elfin/raft/message.hpp>
+#include <elfin/raft/snapshot.hpp>
 
 namespace elfin::actors::partition::internal {
 

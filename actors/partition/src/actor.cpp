@@ -260,8 +260,9 @@ class PartitionActor {
                            fmt::format("node {} is not the leader", node_id_)};
     }
     if (why.error == rf::ProposeError::Invalid) {
-      return pr::RaftError{pr::RaftErrorKind::BadRequest, partition_, why.leader_hint,
-                           "a membership change that makes no sense (an existing member, a non-member, the last voter)"};
+      return pr::RaftError{
+          pr::RaftErrorKind::BadRequest, partition_, why.leader_hint,
+          "a membership change that makes no sense (an existing member, a non-member, the last voter)"};
     }
     return pr::RaftError{pr::RaftErrorKind::Dropped, partition_, why.leader_hint,
                          "the leader refused the proposal (a transfer or too much uncommitted)"};

@@ -161,7 +161,6 @@ class PartitionActor {
     if (*loaded) {
       snapshot_ = from_wire(**loaded);
       machine_->restore(snapshot_->data);
-      applied_ = applied_term_ = 0;
       applied_ = snapshot_->meta.index;
       applied_term_ = snapshot_->meta.term;
       recovered.snapshot = snapshot_->meta;
@@ -190,6 +189,17 @@ class PartitionActor {
         if (!entry)
           throw std::runtime_error(fmt::format("partition {}: WAL entry {} is no Raft entry", partition_, e.index));
         recovered.entries.push_back(std::move(*entry));
+      }
+      if (first && got.last_index != 0 && got.last_index <= applied_) {
+        // The whole log is older than the snapshot: a crash came between installing a snapshot
+        // and dropping the log. Drop it now, or the next append (after the snapshot) would not
+        // follow it.
+        auto truncated = co_await ctx_.request(pw::TruncateAfter{partition_, 0});
+        if (!truncated || !*truncated) {
+          throw std::runtime_error(
+              fmt::format("partition {}: dropping the log before snapshot {} failed", partition_, applied_));
+        }
+        break;
       }
       if (got.entries.empty() || got.entries.back().index >= got.last_index) break;
       from = got.entries.back().index + 1;

@@ -1,22 +1,28 @@
 // A partition actor: the owner of one libs/raft Node, driving it with ticks, peer messages and
-// client requests, and executing what each Ready asks, in this order:
+// client requests, and executing what each Ready asks:
 //
-//   1. messages                 sent at once (a leader's Appends go out while it writes its own log)
-//   2. snapshot                 a snapshot received from the leader: file (durable), state machine,
-//                               and the WAL's old log dropped (TruncateAfter 0)
-//   3. entries, hard state      AppendBatch (and SaveHardState when the term or vote changed) to
-//                               the WAL; the actor waits for the acknowledgement, sent after the
-//                               fdatasync covering them
-//   4. advance(id)              the Node learns the Ready is durable
-//   5. messages_after_persist   votes and append responses: only now, since they count the
-//                               entries and the vote as durable
-//   6. committed                applied in order; the proposal waiting at each index is answered
-//                               with the state machine's response (if its term is the entry's)
-//   7. reads                    ReadIndex results: answered once applied >= the read's index
-//   8. snapshot every N         file (durable), then Checkpoint to the WAL and compact the Node
+//   at once, when the Ready is taken
+//     messages                  sent (a leader's Appends go out while it writes its own log)
+//     reads                     ReadIndex results: answered once applied >= the read's index
+//     committed                 applied in order (they are durable here already); the proposal
+//                               waiting at each index is answered with the state machine's
+//                               response, if its term is the entry's
+//   by the persister, in Ready order, one WAL round after the other
+//     snapshot                  a snapshot from the leader: its file (durable), then the WAL's old
+//                               log dropped (TruncateAfter 0)
+//     entries, hard state       AppendBatch, and SaveHardState when the term or vote changed,
+//                               each answered after the fdatasync covering it
+//   once the persister reports the Ready durable (Persisted)
+//     advance(id)               the Node counts the entries and the vote as durable
+//     messages_after_persist    votes and append responses go out only now
+//     (a received snapshot)     the state machine restores it; committed entries that came after
+//                               it were held back until now
+//   every snapshot_every applied entries: a snapshot file (durable), Node::compact, a WAL Checkpoint
 //
-// Requests and peer messages arriving while the WAL writes wait in the mailbox; the next Ready
-// takes all of them at once, so proposals batch by themselves under load.
+// The persister is a stream next to the actor (elfin/stream.hpp): it runs while the actor waits in
+// `recv`, so the actor keeps stepping peer messages, taking proposals and producing Readies while
+// the WAL syncs; Readies queue behind the one being written and the WAL's group commit batches
+// them with other partitions'. Requests taken together from the mailbox become one Ready.
 //
 // A proposal is answered Proposed when its entry is applied here, Dropped when another entry
 // (another term) was applied at its index, Timeout after `proposal_timeout`. A follower answers
@@ -25,6 +31,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -46,6 +53,7 @@
 #include <elfin/raft/conf_change.hpp>
 #include <elfin/raft/node.hpp>
 #include <elfin/raft/ready.hpp>
+#include <elfin/stream.hpp>
 
 #include "wire.hpp"
 
@@ -54,6 +62,20 @@ namespace elfin::actors::partition::internal {
 /// A Raft tick (from the actor's Interval).
 struct Tick {
   ELFIN_MESSAGE(partition_actor, Tick);
+  ELFIN_NO_DUMPING;
+};
+/// From the persister: Ready `id` is durable (error: what failed instead).
+struct Persisted {
+  std::uint64_t id = 0;
+  std::string error;
+  ELFIN_MESSAGE(partition_actor, Persisted, id, error);
+  ELFIN_NO_DUMPING;
+};
+/// A WAL checkpoint's outcome.
+struct CheckpointDone {
+  std::uint64_t index = 0;
+  bool ok = false;
+  ELFIN_MESSAGE(partition_actor, CheckpointDone, index, ok);
   ELFIN_NO_DUMPING;
 };
 
@@ -103,7 +125,7 @@ class PartitionActor {
     co_await recover();
     auto ticks = ctx_.attach(Interval(Tick{}));
     ticks.start(config_.tick);
-    co_await drive();  // what recovery left to do (committed entries to apply again)
+    drive();  // what recovery left to do (committed entries to apply again)
     while (auto envelope = co_await ctx_.recv()) {
       co_await dispatch(*envelope);
       for (int i = 0; i < kBatchMessages; ++i) {
@@ -111,7 +133,7 @@ class PartitionActor {
         if (!more) break;
         co_await dispatch(*more);
       }
-      co_await drive();
+      drive();
     }
     fail_everything(pr::RaftErrorKind::ShuttingDown, "the partition actor is terminating");
   }
@@ -132,6 +154,16 @@ class PartitionActor {
     ResponseToken<pr::Read> token;
     Clock::time_point deadline;
   };
+  /// A Ready taken from the Node whose writes are not durable yet (or which waits behind one).
+  struct Job {
+    std::uint64_t id = 0;
+    std::optional<rf::Snapshot> snapshot;
+    std::vector<rf::Entry> entries;
+    std::optional<rf::HardState> hard_state;  ///< set when term or vote changed
+    std::vector<rf::Message> after;
+    bool deferred = false;  ///< its committed entries wait for it (a snapshot before them)
+    std::vector<rf::Entry> committed;
+  };
   struct PendingTransfer {
     rf::NodeId to = 0;
     ResponseToken<pr::TransferLeader> token;
@@ -141,7 +173,8 @@ class PartitionActor {
   detail::HandleAwaitable dispatch(Envelope& envelope) {
     return handle(envelope, this, &PartitionActor::on_tick, &PartitionActor::on_raft_message,
                   &PartitionActor::on_propose, &PartitionActor::on_read, &PartitionActor::on_status,
-                  &PartitionActor::on_add_replica, &PartitionActor::on_remove_replica, &PartitionActor::on_transfer);
+                  &PartitionActor::on_add_replica, &PartitionActor::on_remove_replica, &PartitionActor::on_transfer,
+                  &PartitionActor::on_persisted, &PartitionActor::on_checkpointed);
   }
 
   // --- recovery -----------------------------------------------------------------------------
@@ -179,7 +212,7 @@ class PartitionActor {
       if (!*range) throw std::runtime_error(fmt::format("partition {}: WAL read: {}", partition_, range->error()));
       const pw::Range& got = range->value();
       if (first) {
-        saved_ = {got.hard_state.term, got.hard_state.vote, got.hard_state.commit};
+        queued_ = {got.hard_state.term, got.hard_state.vote, got.hard_state.commit};
         recovered.hard_state.term = got.hard_state.term;
         recovered.hard_state.vote = got.hard_state.vote;
         recovered.hard_state.commit = std::max(got.hard_state.commit, applied_);
@@ -352,36 +385,112 @@ class PartitionActor {
 
   // --- the Ready loop -----------------------------------------------------------------------
 
-  Task<> drive() {
+  /// Takes every Ready the Node has: sends, serves and applies what needs no disk at once, and
+  /// queues the writes (the persister below performs them in order).
+  void drive() {
     while (node_->has_ready()) {
       rf::Ready ready = node_->ready();
       observe(ready);
       send(ready.messages);
-      if (ready.snapshot) co_await install(*ready.snapshot);
-      if (!ready.entries.empty()) co_await persist(ready.entries);
+      take_reads(ready.reads);
+      Job job;
+      job.id = ready.id;
+      job.snapshot = std::move(ready.snapshot);
+      job.entries = std::move(ready.entries);
       // A change of the commit index alone need not be durable (it is learned again from the
-      // leader); term and vote must, before the messages below.
-      if (ready.hard_state && (ready.hard_state->term != saved_.term || ready.hard_state->vote != saved_.vote)) {
-        co_await persist(*ready.hard_state);
+      // leader); term and vote must, before the messages that depend on them.
+      if (ready.hard_state && (ready.hard_state->term != queued_.term || ready.hard_state->vote != queued_.vote)) {
+        job.hard_state = ready.hard_state;
+        queued_ = *ready.hard_state;
       }
-      node_->advance(ready.id);
-      send(ready.messages_after_persist);
-      apply(ready.committed);
-      for (rf::ReadState& read : ready.reads) {
-        const auto id = read_id(read.context);
-        if (!id) continue;
-        auto it = reads_asked_.find(*id);
-        if (it == reads_asked_.end()) continue;  // timed out meanwhile
-        if (read.rejected) {
-          std::move(it->second.token).respond(Err{not_leader()});
-        } else {
-          reads_ready_.emplace(read.index, std::move(it->second));
-        }
-        reads_asked_.erase(it);
+      job.after = std::move(ready.messages_after_persist);
+      // Committed entries are durable here already; they wait only behind a snapshot to install
+      // (and behind entries waiting for one, to keep the order).
+      const bool behind = !jobs_.empty() && jobs_.back().deferred;
+      if (job.snapshot || behind) {
+        job.deferred = true;
+        job.committed = std::move(ready.committed);
+      } else {
+        apply(ready.committed);
       }
-      serve_reads();
-      co_await maybe_snapshot();
+      const bool writes = job.snapshot || !job.entries.empty() || job.hard_state;
+      if (!writes && jobs_.empty()) {
+        finish(job);
+        continue;
+      }
+      jobs_.push_back(std::move(job));
     }
+    serve_reads();
+    maybe_snapshot();
+    if (!persisting_ && posted_ < jobs_.size()) {
+      persisting_ = true;
+      ctx_.attach(Stream::generate(&PartitionActor::persister, this));
+    }
+  }
+
+  /// What remains of a Ready once its writes are durable: the Node learns it, the messages that
+  /// count them go out, and deferred entries are applied.
+  void finish(Job& job) {
+    if (job.snapshot) restore(*job.snapshot);
+    node_->advance(job.id);
+    send(job.after);
+    if (job.deferred) apply(job.committed);
+  }
+
+  /// The persister's report: the next queued Ready is durable (or the WAL refused it).
+  void on_persisted(const Persisted& persisted) {
+    if (!persisted.error.empty()) throw std::runtime_error(persisted.error);
+    if (jobs_.empty() || jobs_.front().id != persisted.id) {
+      throw std::logic_error(fmt::format("partition {}: ready {} persisted out of order", partition_, persisted.id));
+    }
+    Job job = std::move(jobs_.front());
+    jobs_.pop_front();
+    --posted_;
+    finish(job);
+    serve_reads();
+    maybe_snapshot();
+  }
+
+  /// Writes the queued Readies to disk one after the other, reporting each (a stream next to the
+  /// actor: it runs while the actor waits in `recv`, so the actor keeps stepping messages and
+  /// taking new Readies while the WAL syncs). Ends when the queue is empty.
+  static Task<> persister(Emitter emitter, PartitionActor* self) {
+    while (self->posted_ < self->jobs_.size()) {
+      // Deque elements stay put when others are added at the back or removed at the front.
+      const Job& job = self->jobs_[self->posted_++];
+      Persisted done{job.id, {}};
+      done.error = co_await self->write(job);
+      auto emitting = emitter.emit(std::move(done));
+      co_await emitting;
+    }
+    self->persisting_ = false;
+  }
+
+  /// A Ready's writes, in the order recovery relies on: a received snapshot's file first (durable),
+  /// then the old log dropped, then the entries, then term and vote. "" or what failed.
+  Task<std::string> write(const Job& job) {
+    if (job.snapshot) {
+      auto written = write_snapshot(dir_, to_wire(*job.snapshot));
+      if (!written) co_return fmt::format("partition {}: snapshot: {}", partition_, written.error());
+      auto truncated = co_await ctx_.request(pw::TruncateAfter{partition_, 0});
+      if (!truncated) co_return fmt::format("partition {}: WAL unreachable: {}", partition_, truncated.error());
+      if (!*truncated) co_return fmt::format("partition {}: WAL truncate: {}", partition_, truncated->error());
+    }
+    if (!job.entries.empty()) {
+      pw::AppendBatch batch{partition_, {}};
+      batch.entries.reserve(job.entries.size());
+      for (const rf::Entry& e : job.entries) batch.entries.push_back(to_wal(e));
+      auto appended = co_await ctx_.request(std::move(batch));
+      if (!appended) co_return fmt::format("partition {}: WAL unreachable: {}", partition_, appended.error());
+      if (!*appended) co_return fmt::format("partition {}: WAL append: {}", partition_, appended->error());
+    }
+    if (job.hard_state) {
+      const rf::HardState& state = *job.hard_state;
+      auto saved = co_await ctx_.request(pw::SaveHardState{partition_, {state.term, state.vote, state.commit}});
+      if (!saved) co_return fmt::format("partition {}: WAL unreachable: {}", partition_, saved.error());
+      if (!*saved) co_return fmt::format("partition {}: WAL hard state: {}", partition_, saved->error());
+    }
+    co_return std::string{};
   }
 
   /// The soft state of a Ready: who leads now.
@@ -389,7 +498,7 @@ class PartitionActor {
     const bool was_leader = role_ == rf::Role::Leader;
     role_ = ready.role;
     if (was_leader && role_ != rf::Role::Leader) {
-      // A read confirmed by a former leader could miss writes of the new one.
+      // A read not yet confirmed by a former leader could miss writes of the new one.
       for (auto& [id, read] : reads_asked_) std::move(read.token).respond(Err{not_leader()});
       reads_asked_.clear();
     }
@@ -400,6 +509,23 @@ class PartitionActor {
       } else {
         ++it;
       }
+    }
+  }
+
+  /// ReadIndex answers: a confirmed read waits until its index is applied (persistence of this
+  /// replica's own log does not matter to it).
+  void take_reads(std::vector<rf::ReadState>& reads) {
+    for (rf::ReadState& read : reads) {
+      const auto id = read_id(read.context);
+      if (!id) continue;
+      auto it = reads_asked_.find(*id);
+      if (it == reads_asked_.end()) continue;  // timed out meanwhile
+      if (read.rejected) {
+        std::move(it->second.token).respond(Err{not_leader()});
+      } else {
+        reads_ready_.emplace(read.index, std::move(it->second));
+      }
+      reads_asked_.erase(it);
     }
   }
 
@@ -414,30 +540,10 @@ class PartitionActor {
     }
   }
 
-  Task<> persist(const std::vector<rf::Entry>& entries) {
-    pw::AppendBatch batch{partition_, {}};
-    batch.entries.reserve(entries.size());
-    for (const rf::Entry& e : entries) batch.entries.push_back(to_wal(e));
-    auto appended = co_await ctx_.request(std::move(batch));
-    if (!appended)
-      throw std::runtime_error(fmt::format("partition {}: WAL unreachable: {}", partition_, appended.error()));
-    if (!*appended)
-      throw std::runtime_error(fmt::format("partition {}: WAL append: {}", partition_, appended->error()));
-  }
-
-  Task<> persist(const rf::HardState& state) {
-    auto saved = co_await ctx_.request(pw::SaveHardState{partition_, {state.term, state.vote, state.commit}});
-    if (!saved) throw std::runtime_error(fmt::format("partition {}: WAL unreachable: {}", partition_, saved.error()));
-    if (!*saved) throw std::runtime_error(fmt::format("partition {}: WAL hard state: {}", partition_, saved->error()));
-    saved_ = state;
-  }
-
-  /// A snapshot from the leader: durable as a file before the old log is dropped, so a crash in
-  /// between recovers from the snapshot (plus stale entries Raft overwrites), never from nothing.
-  Task<> install(const rf::Snapshot& snapshot) {
-    if (snapshot.meta.index <= applied_) co_return;  // older than what this replica has
-    auto written = write_snapshot(dir_, to_wire(snapshot));
-    if (!written) throw std::runtime_error(fmt::format("partition {}: snapshot: {}", partition_, written.error()));
+  /// A snapshot from the leader, now durable as a file (and the old log dropped): the state
+  /// machine takes it.
+  void restore(const rf::Snapshot& snapshot) {
+    if (snapshot.meta.index <= applied_) return;  // older than what this replica has
     machine_->restore(snapshot.data);
     applied_ = snapshot.meta.index;
     applied_term_ = snapshot.meta.term;
@@ -449,11 +555,6 @@ class PartitionActor {
                                      "a snapshot replaced the log: the outcome is unknown here"}});
       pending_.erase(pending_.begin());
     }
-    auto truncated = co_await ctx_.request(pw::TruncateAfter{partition_, 0});
-    if (!truncated)
-      throw std::runtime_error(fmt::format("partition {}: WAL unreachable: {}", partition_, truncated.error()));
-    if (!*truncated)
-      throw std::runtime_error(fmt::format("partition {}: WAL truncate: {}", partition_, truncated->error()));
     log::info("partition {}: installed a snapshot at index {} term {}", partition_, applied_, applied_term_);
   }
 
@@ -500,11 +601,12 @@ class PartitionActor {
     }
   }
 
-  /// Every `snapshot_every` applied entries: the state machine to a file, then the WAL may forget
-  /// the log up to it and so may the Node.
-  Task<> maybe_snapshot() {
+  /// Every `snapshot_every` applied entries: the state machine to a file, then the Node may
+  /// drop its log up to it, and so may the WAL (a Checkpoint, not waited for: the snapshot is
+  /// durable, a failed checkpoint only keeps segments longer).
+  void maybe_snapshot() {
     const std::uint64_t last = snapshot_ ? snapshot_->meta.index : 0;
-    if (applied_ < last + config_.snapshot_every) co_return;
+    if (applied_ < last + config_.snapshot_every) return;
     rf::Snapshot snapshot;
     snapshot.meta.index = applied_;
     snapshot.meta.term = applied_term_;
@@ -514,11 +616,16 @@ class PartitionActor {
     if (!written) throw std::runtime_error(fmt::format("partition {}: snapshot: {}", partition_, written.error()));
     snapshot_ = std::move(snapshot);
     node_->compact(applied_);
-    auto checkpointed = co_await ctx_.request(pw::Checkpoint{partition_, applied_});
-    if (!checkpointed || !*checkpointed) {
-      // The snapshot is durable; the WAL only keeps segments longer than needed.
-      log::warn("partition {}: WAL checkpoint at {} failed", partition_, applied_);
-    }
+    ctx_.attach(Stream::once(checkpoint(ctx_, partition_, applied_)));
+  }
+
+  static Task<CheckpointDone> checkpoint(PartitionContext ctx, std::uint64_t partition, std::uint64_t index) {
+    auto checkpointed = co_await ctx.request(pw::Checkpoint{partition, index});
+    co_return CheckpointDone{index, checkpointed && *checkpointed};
+  }
+
+  void on_checkpointed(const CheckpointDone& checkpointed) {
+    if (!checkpointed.ok) log::warn("partition {}: WAL checkpoint at {} failed", partition_, checkpointed.index);
   }
 
   // --- deadlines and shutdown ---------------------------------------------------------------
@@ -581,7 +688,10 @@ class PartitionActor {
   bool ready_ = false;
   rf::Role role_ = rf::Role::Follower;
 
-  rf::HardState saved_;                   ///< the hard state last made durable
+  rf::HardState queued_;                  ///< the term and vote last queued for the WAL
+  std::deque<Job> jobs_;                  ///< Readies not finished, oldest first
+  std::size_t posted_ = 0;                ///< jobs_[0, posted_) are with the persister
+  bool persisting_ = false;               ///< a persister stream runs
   std::optional<rf::Snapshot> snapshot_;  ///< the newest snapshot file's contents
   rf::Index applied_ = 0;
   rf::Term applied_term_ = 0;

@@ -34,8 +34,6 @@ struct Entry {
 
 /// The size an entry counts for in byte limits (max_bytes_per_append, max_uncommitted_bytes):
 /// its data plus a fixed overhead, so empty entries are not free.
-[[nodiscard]] inline std::uint64_t entry_size(const Entry& entry) noexcept {
-  return entry.data.size() + 24;
-}
+[[nodiscard]] inline std::uint64_t entry_size(const Entry& entry) noexcept { return entry.data.size() + 24; }
 
 }  // namespace elfin::raft

@@ -35,8 +35,8 @@ struct ProposeRejected {
 /// The index a proposal got, or a ProposeRejected (elfin::Result's shape, without the dependency).
 class [[nodiscard]] ProposeResult {
  public:
-  ProposeResult(Index index) : value_(index) {}                   // NOLINT: implicit on purpose
-  ProposeResult(ProposeRejected rejected) : value_(rejected) {}   // NOLINT: implicit on purpose
+  ProposeResult(Index index) : value_(index) {}                  // NOLINT: implicit on purpose
+  ProposeResult(ProposeRejected rejected) : value_(rejected) {}  // NOLINT: implicit on purpose
 
   [[nodiscard]] bool ok() const noexcept { return value_.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }

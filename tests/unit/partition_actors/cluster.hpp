@@ -1,6 +1,8 @@
 // Three (or more) elfin nodes in one process, connected by the network battery over loopback TCP,
 // each with its own WAL actors in a temporary directory and the partition group; the test talks
-// to each node's partition group through that node's proxy. A node can be stopped (its system
+// to each node's partition group through that node's proxy, by the group's address (the proxy's
+// subject is the WAL group, which sends nothing of its own: a subject's every outgoing message
+// also goes to the proxy, and the partitions' WAL requests would fill its mailbox). A node can be stopped (its system
 // ends: its actors are gone, its files stay) and started again on the same directories.
 //
 // Every node's state machines are KV state machines that also record what they apply, so a test
@@ -191,7 +193,7 @@ proposal_timeout = "3s"
     proxy_options.node_no = n;
     proxy_options.timeout = 10s;
     nodes_.at(n - 1) = std::make_unique<elfin::testing::Proxy>(
-        elfin::testing::proxy(std::move(topology), "partitions", std::move(start), proxy_options));
+        elfin::testing::proxy(std::move(topology), "wal", std::move(start), proxy_options));
   }
 
   /// Stops node `n`: its system terminates; its files stay.
@@ -209,8 +211,14 @@ proposal_timeout = "3s"
     });
   }
 
+  /// A request to node `n`'s partition group.
+  template <class R>
+  elfin::Result<typename R::Response, elfin::RequestError> ask(std::uint16_t n, R request) {
+    return node(n).request_fallible(std::move(request), node(n).system().group_addr("partitions"));
+  }
+
   std::optional<pr::PartitionStatus> status(std::uint16_t n, std::uint64_t partition) {
-    auto status = node(n).request_fallible(pr::GetPartitionStatus{partition});
+    auto status = ask(n, pr::GetPartitionStatus{partition});
     if (!status) return std::nullopt;
     return *status;
   }
@@ -243,7 +251,17 @@ proposal_timeout = "3s"
 
   /// Proposes at `n`; the answer as it came.
   elfin::Result<pr::Proposed, pr::RaftError> propose(std::uint16_t n, std::uint64_t partition, ap::Bytes command) {
-    auto answer = node(n).request_fallible(pr::Propose{partition, std::move(command)});
+    auto answer = ask(n, pr::Propose{partition, std::move(command)});
+    if (!answer) {
+      return elfin::Err{pr::RaftError{pr::RaftErrorKind::Unavailable, partition, 0, elfin::to_string(answer.error())}};
+    }
+    return std::move(*answer);
+  }
+
+  /// A read at node `n`; an unanswered request is an Unavailable error here.
+  elfin::Result<pr::ReadResult, pr::RaftError> read(std::uint16_t n, std::uint64_t partition, ap::Bytes query,
+                                                    bool stale = false) {
+    auto answer = ask(n, pr::Read{partition, std::move(query), stale});
     if (!answer) {
       return elfin::Err{pr::RaftError{pr::RaftErrorKind::Unavailable, partition, 0, elfin::to_string(answer.error())}};
     }

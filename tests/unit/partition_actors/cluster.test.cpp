@@ -68,7 +68,7 @@ TEST_CASE("partition actors: proposals are applied on all three replicas in the 
   std::uint64_t last_index = 0;
   for (int i = 0; i < 30; ++i) {
     auto answer = cluster.propose(*leader, 2, put("k", fmt::format("v{}", i)));
-    REQUIRE(answer);
+    if (!answer) FAIL("proposal " << i << ": " << pr::to_string(answer.error()));
     CHECK(answer->index > last_index);  // answered in log order
     last_index = answer->index;
     // The state machine's response: the Put's version is its log index.
@@ -90,7 +90,7 @@ TEST_CASE("partition actors: a follower answers NotLeader with the leader's node
   REQUIRE_FALSE(answer);
   CHECK(answer.error().kind == pr::RaftErrorKind::NotLeader);
   CHECK(answer.error().leader_hint == *leader);
-  auto read = cluster.node(follower).request(pr::Read{3, get("k"), false});
+  auto read = cluster.read(follower, 3, get("k"));
   REQUIRE_FALSE(read);
   CHECK(read.error().kind == pr::RaftErrorKind::NotLeader);
 }
@@ -102,7 +102,7 @@ TEST_CASE("partition actors: a linearizable read at the leader sees every acknow
   for (int i = 0; i < 5; ++i) {
     const std::string value = fmt::format("v{}", i);
     REQUIRE(cluster.propose(*leader, 4, put("key", value)));
-    auto read = cluster.node(*leader).request(pr::Read{4, get("key"), false});
+    auto read = cluster.read(*leader, 4, get("key"));
     REQUIRE(read);
     CHECK(ap::decode_kv_response(read->response).value == value);
   }
@@ -167,8 +167,8 @@ TEST_CASE("partition actors: a replica that missed compacted entries catches up 
   CHECK(cluster.applied().restores(lagging, 6) >= 1);
   for (int k = 0; k < 10; ++k) {
     const std::string key = fmt::format("key{}", k);
-    auto at_leader = cluster.node(*leader).request(pr::Read{6, get(key), true});
-    auto at_lagging = cluster.node(lagging).request(pr::Read{6, get(key), true});
+    auto at_leader = cluster.read(*leader, 6, get(key), true);
+    auto at_lagging = cluster.read(lagging, 6, get(key), true);
     REQUIRE(at_leader);
     REQUIRE(at_lagging);
     CHECK(ap::decode_kv_response(at_lagging->response) == ap::decode_kv_response(at_leader->response));

@@ -181,7 +181,7 @@ preallocate = false
 [partitions]
 nodes = [{}]
 tick = "20ms"
-election_ticks = 10
+election_ticks = 20
 heartbeat_ticks = 1
 snapshot_dir = "{}"
 proposal_timeout = "3s"

@@ -15,21 +15,44 @@ using namespace partition_test;
 
 namespace {
 
-/// Proposes `count` puts of key `key` (values prefix-0, prefix-1, ...) at the leader, retrying at
-/// the hinted node on NotLeader; returns the values acknowledged.
-std::vector<std::string> propose_many(Cluster& cluster, std::uint64_t partition, std::uint16_t leader, int count,
-                                      const std::string& prefix, const std::string& key = "k") {
+/// What `propose_many` got back: the values acknowledged (in order), and how many proposals had
+/// an unknown outcome (Dropped or Timeout, during a leader change).
+struct Proposals {
   std::vector<std::string> acknowledged;
+  std::vector<std::uint64_t> indexes;  ///< of the acknowledged ones
+  int unknown = 0;
+};
+
+/// Proposes `count` puts of key `key` (values prefix-0, prefix-1, ...) at the leader, following
+/// NotLeader hints (a refused proposal was not applied, so it is sent again) until a deadline.
+/// On a loaded machine a heartbeat can come late enough for a follower to campaign; the tests
+/// then check the acknowledged proposals, which is what Raft promises about.
+Proposals propose_many(Cluster& cluster, std::uint64_t partition, std::uint16_t leader, int count,
+                       const std::string& prefix, const std::string& key = "k") {
+  Proposals out;
   for (int i = 0; i < count; ++i) {
     const std::string value = fmt::format("{}-{}", prefix, i);
-    auto answer = cluster.propose(leader, partition, put(key, value));
-    if (!answer && answer.error().kind == pr::RaftErrorKind::NotLeader && answer.error().leader_hint != 0) {
-      leader = static_cast<std::uint16_t>(answer.error().leader_hint);
-      answer = cluster.propose(leader, partition, put(key, value));
+    const auto deadline = std::chrono::steady_clock::now() + 15s;
+    for (;;) {
+      auto answer = cluster.propose(leader, partition, put(key, value));
+      if (answer) {
+        out.acknowledged.push_back(value);
+        out.indexes.push_back(answer->index);
+        break;
+      }
+      const auto& error = answer.error();
+      if (error.kind != pr::RaftErrorKind::NotLeader || std::chrono::steady_clock::now() > deadline) {
+        ++out.unknown;
+        break;
+      }
+      if (error.leader_hint != 0) {
+        leader = static_cast<std::uint16_t>(error.leader_hint);
+      } else if (auto found = cluster.leader(partition)) {
+        leader = *found;
+      }
     }
-    if (answer) acknowledged.push_back(value);
   }
-  return acknowledged;
+  return out;
 }
 
 /// The values node `n` applied for `partition`, in apply order.
@@ -65,20 +88,40 @@ TEST_CASE("partition actors: proposals are applied on all three replicas in the 
   Cluster cluster;
   const auto leader = cluster.leader(2);
   REQUIRE(leader);
-  std::uint64_t last_index = 0;
-  for (int i = 0; i < 30; ++i) {
-    auto answer = cluster.propose(*leader, 2, put("k", fmt::format("v{}", i)));
-    if (!answer) FAIL("proposal " << i << ": " << pr::to_string(answer.error()));
-    CHECK(answer->index > last_index);  // answered in log order
-    last_index = answer->index;
-    // The state machine's response: the Put's version is its log index.
-    CHECK(ap::decode_kv_response(answer->response).version == answer->index);
+  const Proposals proposals = propose_many(cluster, 2, *leader, 30, "v");
+  REQUIRE(proposals.acknowledged.size() >= 20);  // all of them unless a leader change got in the way
+  for (std::size_t i = 1; i < proposals.indexes.size(); ++i) CHECK(proposals.indexes[i] > proposals.indexes[i - 1]);
+  const auto leader_now = cluster.leader(2);
+  REQUIRE(leader_now);
+  const auto status = cluster.status(*leader_now, 2);
+  REQUIRE(status);
+  REQUIRE(cluster.all_applied(2, status->commit));
+  // Every replica applied the same commands in the same order, each once, the acknowledged ones
+  // among them in the order they were acknowledged.
+  const auto reference = values(cluster, *leader_now, 2);
+  for (auto n : cluster.node_numbers()) CHECK(values(cluster, n, 2) == reference);
+  CHECK(std::set<std::string>(reference.begin(), reference.end()).size() == reference.size());
+  std::size_t at = 0;
+  for (const auto& value : proposals.acknowledged) {
+    while (at < reference.size() && reference[at] != value) ++at;
+    CHECK(at < reference.size());  // found, after the one acknowledged before it
   }
-  REQUIRE(cluster.all_applied(2, last_index));
-  const auto expected = values(cluster, *leader, 2);
-  REQUIRE(expected.size() == 30);
-  for (int i = 0; i < 30; ++i) CHECK(expected[static_cast<std::size_t>(i)] == fmt::format("v{}", i));
-  for (auto n : cluster.node_numbers()) CHECK(values(cluster, n, 2) == expected);
+  if (proposals.unknown == 0) CHECK(reference.size() == 30);
+}
+
+TEST_CASE("partition actors: a proposal's answer is the state machine's response to it", "[partition_actors]") {
+  Cluster cluster;
+  const auto leader = cluster.leader(7);
+  REQUIRE(leader);
+  auto answer = cluster.propose(*leader, 7, put("key", "value"));
+  REQUIRE(answer);
+  // A Put's response carries the key's new version, which is the entry's log index.
+  const auto response = ap::decode_kv_response(answer->response);
+  CHECK(response.ok);
+  CHECK(response.version == answer->index);
+  auto cas = cluster.propose(*leader, 7, ap::encode(ap::KvCommand{ap::KvOp::Cas, "key", "next", answer->index - 1}));
+  REQUIRE(cas);
+  CHECK_FALSE(ap::decode_kv_response(cas->response).ok);  // a stale version: refused by the state machine
 }
 
 TEST_CASE("partition actors: a follower answers NotLeader with the leader's node", "[partition_actors]") {
@@ -113,14 +156,14 @@ TEST_CASE("partition actors: losing the leader's node elects a new leader and lo
   Cluster cluster;
   const auto first = cluster.leader(5);
   REQUIRE(first);
-  auto before = propose_many(cluster, 5, *first, 20, "before");
-  REQUIRE(before.size() == 20);
+  const auto before = propose_many(cluster, 5, *first, 20, "before").acknowledged;
+  REQUIRE(before.size() >= 10);
   cluster.stop(*first);
   const auto second = cluster.leader(5);
   REQUIRE(second);
   CHECK(*second != *first);
-  auto after = propose_many(cluster, 5, *second, 20, "after");
-  REQUIRE(after.size() == 20);
+  const auto after = propose_many(cluster, 5, *second, 20, "after").acknowledged;
+  REQUIRE(after.size() >= 10);
   auto last = cluster.status(*second, 5);
   REQUIRE(last);
   REQUIRE(cluster.all_applied(5, last->commit));
@@ -151,13 +194,10 @@ TEST_CASE("partition actors: a replica that missed compacted entries catches up 
   const std::uint16_t lagging = *leader == 3 ? 2 : 3;
   cluster.stop(lagging);
   // Several snapshots' worth of entries while it is away: the leader's log no longer holds them.
-  std::vector<std::string> acknowledged;
-  for (int i = 0; i < 60; ++i) {
-    const std::string key = fmt::format("key{}", i % 10);
-    auto answer = cluster.propose(*leader, 6, put(key, fmt::format("v{}", i)));
-    REQUIRE(answer);
-  }
-  auto status = cluster.status(*leader, 6);
+  for (int k = 0; k < 10; ++k) propose_many(cluster, 6, *leader, 6, fmt::format("v{}", k), fmt::format("key{}", k));
+  const auto current = cluster.leader(6);
+  REQUIRE(current);
+  auto status = cluster.status(*current, 6);
   REQUIRE(status);
   CHECK(status->snapshot_index >= 48);
   cluster.applied().forget(lagging);
@@ -167,7 +207,7 @@ TEST_CASE("partition actors: a replica that missed compacted entries catches up 
   CHECK(cluster.applied().restores(lagging, 6) >= 1);
   for (int k = 0; k < 10; ++k) {
     const std::string key = fmt::format("key{}", k);
-    auto at_leader = cluster.read(*leader, 6, get(key), true);
+    auto at_leader = cluster.read(*current, 6, get(key), true);
     auto at_lagging = cluster.read(lagging, 6, get(key), true);
     REQUIRE(at_leader);
     REQUIRE(at_lagging);
@@ -179,6 +219,11 @@ TEST_CASE("partition actors: partitions elect and replicate independently of eac
   Cluster cluster;
   constexpr std::uint64_t kPartitions = 8;
   std::map<std::uint64_t, std::uint16_t> leaders;
+  // The first message naming a partition creates its actor: all of them at once, so that they
+  // elect side by side.
+  for (std::uint64_t p = 10; p < 10 + kPartitions; ++p) {
+    for (auto n : cluster.node_numbers()) REQUIRE(cluster.status(n, p));
+  }
   for (std::uint64_t p = 10; p < 10 + kPartitions; ++p) {
     auto leader = cluster.leader(p);
     REQUIRE(leader);

@@ -124,7 +124,8 @@ class Cluster {
       std::uint16_t leader = 0;
       while (leader == 0 && Clock::now() < deadline) {
         for (std::uint16_t n = 1; n <= 3 && leader == 0; ++n) {
-          auto status = nodes_[n - 1]->request_fallible(pr::GetPartitionStatus{p});
+          auto status = nodes_[n - 1]->request_fallible(pr::GetPartitionStatus{p},
+                                                        nodes_[n - 1]->system().group_addr("partitions"));
           if (status && status->role == pr::Role::Leader) leader = n;
         }
         if (leader == 0) std::this_thread::sleep_for(5ms);  // elections run on the nodes' threads
@@ -217,7 +218,7 @@ capacity = 4096
     options.timeout = 30s;
     options.workers = 2;
     nodes_.push_back(std::make_unique<elfin::testing::Proxy>(
-        elfin::testing::proxy(std::move(topology), n == 1 ? "clients" : "partitions", std::move(start), options)));
+        elfin::testing::proxy(std::move(topology), "wal", std::move(start), options)));
     // Every node dials the ones before it; wait until this one is connected to all of them.
     const auto deadline = Clock::now() + 20s;
     while (Clock::now() < deadline) {
@@ -247,7 +248,10 @@ Result run(std::size_t partitions, std::size_t clients, std::uint64_t each) {
   if (!cluster.elect(partitions)) throw std::runtime_error("a partition elected no leader");
   auto load = cluster.load();
   const auto t0 = Clock::now();
-  for (std::size_t c = 0; c < clients; ++c) cluster.node1().send(Go{c, c % partitions, each, 128});
+  // The proxy's subject is the WAL group, which sends nothing of its own (a subject's outgoing
+  // messages also go to the proxy); the clients are addressed by their group.
+  const elfin::Addr group = cluster.node1().system().group_addr("clients");
+  for (std::size_t c = 0; c < clients; ++c) cluster.node1().send_to(group, Go{c, c % partitions, each, 128});
   std::unique_lock lock(load->mutex);
   if (!load->cv.wait_for(lock, 300s, [&] { return load->done == clients; })) throw std::runtime_error("hung");
   const auto t1 = Clock::now();

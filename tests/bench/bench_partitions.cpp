@@ -5,7 +5,8 @@
 //   commit_latency   one partition, one proposal at a time (128-byte KV put) from a client on the
 //                    leader's node: p50/p99 of propose -> Proposed. Its floor, measured in the same
 //                    run: one loopback TCP round trip (8 bytes, two threads) plus one 4 KiB pwrite +
-//                    fdatasync on the same file system (each a median of its own repetitions).
+//                    fdatasync into a preallocated file on the same file system, with a core kept busy
+//                    as the nodes keep theirs (each a median of its own repetitions).
 //   p<P>             P partitions (1, 8, 64, 1024), 1024 proposals in flight in total (1024 / P
 //                    client actors per partition... at least one each), 128-byte commands:
 //                    proposals acknowledged per second; `vs_one_partition` is this case's rate
@@ -119,6 +120,12 @@ class Cluster {
 
   /// Elects every partition and records its leader; false when one has none in time.
   bool elect(std::size_t partitions) {
+    // The first message naming a partition creates its actor (and its first campaign its peers'):
+    // create them all first, so that they elect side by side.
+    for (std::uint64_t p = 0; p < partitions; ++p) {
+      std::ignore =
+          nodes_[0]->request_fallible(pr::GetPartitionStatus{p}, nodes_[0]->system().group_addr("partitions"));
+    }
     for (std::uint64_t p = 0; p < partitions; ++p) {
       const auto deadline = Clock::now() + 30s;
       std::uint16_t leader = 0;
@@ -299,19 +306,35 @@ double tcp_round_trip_us(int rounds) {
   return elfin_bench::percentile(us, 0.5);
 }
 
-/// Median of `rounds` 4 KiB pwrite + fdatasync on the benchmark's file system, in microseconds.
+/// Median of `rounds` 4 KiB pwrite + fdatasync into a preallocated file on the benchmark's file
+/// system, in microseconds.
 double fdatasync_us(int rounds) {
   elfin_bench::RunDir dir{"elfin-bench-partitions-floor"};
   const std::string path = (dir.path() / "floor").string();
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) throw std::runtime_error("open failed");
+  // Preallocated and synced first, as the WAL's segments are: an fdatasync then writes the data
+  // only, not the file's growing size.
+  if (::posix_fallocate(fd, 0, static_cast<off_t>(rounds) * 4096) != 0 || ::fsync(fd) != 0) {
+    throw std::runtime_error("preallocating failed");
+  }
   std::vector<char> block(4096, 'x');
   std::vector<double> us;
+  // A spinning thread keeps a CPU busy, as the nodes' threads do during the cluster's run: on a
+  // VM whose vCPU halts when idle, an idle process's fdatasync returns late (bench_wal_actors
+  // explains), which would make the floor look higher than it is.
+  std::atomic<bool> stop{false};
+  std::thread spinner([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
   for (int i = 0; i < rounds; ++i) {
     const auto t0 = Clock::now();
     if (::pwrite(fd, block.data(), block.size(), static_cast<off_t>(i) * 4096) != 4096 || ::fdatasync(fd) != 0) break;
     us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
   }
+  stop.store(true);
+  spinner.join();
   ::close(fd);
   return elfin_bench::percentile(us, 0.5);
 }

@@ -7,7 +7,7 @@
 //     committed                 applied in order (they are durable here already); the proposal
 //                               waiting at each index is answered with the state machine's
 //                               response, if its term is the entry's
-//   by the persister, in Ready order, one WAL round after the other
+//   by the persister, in Ready order, each WAL round writing every Ready queued since the last
 //     snapshot                  a snapshot from the leader: its file (durable), then the WAL's old
 //                               log dropped (TruncateAfter 0)
 //     entries, hard state       AppendBatch, and SaveHardState when the term or vote changed,
@@ -440,52 +440,70 @@ class PartitionActor {
   /// The persister's report: the next queued Ready is durable (or the WAL refused it).
   void on_persisted(const Persisted& persisted) {
     if (!persisted.error.empty()) throw std::runtime_error(persisted.error);
-    if (jobs_.empty() || jobs_.front().id != persisted.id) {
+    if (jobs_.empty() || jobs_.front().id > persisted.id) {
       throw std::logic_error(fmt::format("partition {}: ready {} persisted out of order", partition_, persisted.id));
     }
-    Job job = std::move(jobs_.front());
-    jobs_.pop_front();
-    --posted_;
-    finish(job);
+    // Every Ready up to that one is durable (they were written together).
+    while (!jobs_.empty() && jobs_.front().id <= persisted.id) {
+      Job job = std::move(jobs_.front());
+      jobs_.pop_front();
+      --posted_;
+      finish(job);
+    }
     serve_reads();
     maybe_snapshot();
   }
 
-  /// Writes the queued Readies to disk one after the other, reporting each (a stream next to the
-  /// actor: it runs while the actor waits in `recv`, so the actor keeps stepping messages and
+  /// Writes the queued Readies to disk, all that queued meanwhile in one go (one AppendBatch, so
+  /// one fdatasync of the WAL for many Readies), reporting the last one written (a stream next to
+  /// the actor: it runs while the actor waits in `recv`, so the actor keeps stepping messages and
   /// taking new Readies while the WAL syncs). Ends when the queue is empty.
   static Task<> persister(Emitter emitter, PartitionActor* self) {
     while (self->posted_ < self->jobs_.size()) {
-      // Deque elements stay put when others are added at the back or removed at the front.
-      const Job& job = self->jobs_[self->posted_++];
-      Persisted done{job.id, {}};
-      done.error = co_await self->write(job);
+      // A received snapshot starts a group of its own (its log reset comes before any entry).
+      const std::size_t first = self->posted_;
+      std::size_t end = first + 1;
+      while (end < self->jobs_.size() && !self->jobs_[end].snapshot) ++end;
+      self->posted_ = end;
+      Persisted done{self->jobs_[end - 1].id, {}};
+      done.error = co_await self->write(first, end);
       auto emitting = emitter.emit(std::move(done));
       co_await emitting;
     }
     self->persisting_ = false;
   }
 
-  /// A Ready's writes, in the order recovery relies on: a received snapshot's file first (durable),
-  /// then the old log dropped, then the entries, then term and vote. "" or what failed.
-  Task<std::string> write(const Job& job) {
-    if (job.snapshot) {
-      auto written = write_snapshot(dir_, to_wire(*job.snapshot));
+  /// The writes of jobs_[first, end), in the order recovery relies on: a received snapshot's file
+  /// first (durable), then the old log dropped, then the entries (a later Ready's entries replace
+  /// an earlier one's from their first index on, the WAL rule), then the latest term and vote.
+  /// "" or what failed. The jobs stay put meanwhile (a deque keeps its elements in place when
+  /// others are added at the back, and the actor removes only jobs already written).
+  Task<std::string> write(std::size_t first, std::size_t end) {
+    if (const auto& snapshot = jobs_[first].snapshot) {
+      auto written = write_snapshot(dir_, to_wire(*snapshot));
       if (!written) co_return fmt::format("partition {}: snapshot: {}", partition_, written.error());
       auto truncated = co_await ctx_.request(pw::TruncateAfter{partition_, 0});
       if (!truncated) co_return fmt::format("partition {}: WAL unreachable: {}", partition_, truncated.error());
       if (!*truncated) co_return fmt::format("partition {}: WAL truncate: {}", partition_, truncated->error());
     }
-    if (!job.entries.empty()) {
-      pw::AppendBatch batch{partition_, {}};
-      batch.entries.reserve(job.entries.size());
-      for (const rf::Entry& e : job.entries) batch.entries.push_back(to_wal(e));
+    pw::AppendBatch batch{partition_, {}};
+    std::optional<rf::HardState> hard_state;
+    for (std::size_t i = first; i < end; ++i) {
+      const Job& job = jobs_[i];
+      if (!job.entries.empty()) {
+        const rf::Index from = job.entries.front().index;
+        while (!batch.entries.empty() && batch.entries.back().index >= from) batch.entries.pop_back();
+        for (const rf::Entry& e : job.entries) batch.entries.push_back(to_wal(e));
+      }
+      if (job.hard_state) hard_state = job.hard_state;
+    }
+    if (!batch.entries.empty()) {
       auto appended = co_await ctx_.request(std::move(batch));
       if (!appended) co_return fmt::format("partition {}: WAL unreachable: {}", partition_, appended.error());
       if (!*appended) co_return fmt::format("partition {}: WAL append: {}", partition_, appended->error());
     }
-    if (job.hard_state) {
-      const rf::HardState& state = *job.hard_state;
+    if (hard_state) {
+      const rf::HardState& state = *hard_state;
       auto saved = co_await ctx_.request(pw::SaveHardState{partition_, {state.term, state.vote, state.commit}});
       if (!saved) co_return fmt::format("partition {}: WAL unreachable: {}", partition_, saved.error());
       if (!*saved) co_return fmt::format("partition {}: WAL hard state: {}", partition_, saved->error());

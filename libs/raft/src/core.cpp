@@ -159,8 +159,8 @@ void Core::report_snapshot(NodeId node, bool ok) {
 }
 
 bool Core::has_ready() const {
-  if (!messages_.empty() || !messages_after_persist_.empty() || !reads_.empty() || received_snapshot_ ||
-      log_.has_unstable()) {
+  if (deferred_append_ != 0 || !messages_.empty() || !messages_after_persist_.empty() || !reads_.empty() ||
+      received_snapshot_ || log_.has_unstable()) {
     return true;
   }
   if (HardState{term_, vote_, commit_} != emitted_hard_state_) {
@@ -173,6 +173,12 @@ bool Core::has_ready() const {
 }
 
 Ready Core::ready() {
+  if (deferred_append_ != 0) {
+    if (role_ == Role::Leader) {
+      bcast_append(deferred_append_ == 2);
+    }
+    deferred_append_ = 0;
+  }
   Ready ready;
   ready.id = next_ready_id_++;
   ReadyRecord record{ready.id, 0, std::nullopt, 0};

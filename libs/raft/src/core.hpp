@@ -144,6 +144,9 @@ class Core {
   bool timeout_now_sent_ = false;
   bool lease_revoked_ = false;  // a transfer's forced election ignores stickiness
   Index pending_conf_index_ = 0;
+  // Appends are built when the ready is, so that proposals and commit advances between two
+  // readies share one Append per follower. 0: none, 1: new entries, 2: also the commit index.
+  int deferred_append_ = 0;
   std::uint64_t uncommitted_bytes_ = 0;
   ReadOnly read_only_;
 

@@ -22,7 +22,7 @@ ProposeResult Core::propose(Bytes data) {
   uncommitted_bytes_ += size;
   const Index index = entry.index;
   log_.append(std::move(entry));
-  bcast_append(false);
+  deferred_append_ = std::max(deferred_append_, 1);
   return index;
 }
 
@@ -57,7 +57,7 @@ ProposeResult Core::propose_conf_change(ConfChange change) {
   const Index index = entry.index;
   pending_conf_index_ = index;
   log_.append(std::move(entry));
-  bcast_append(false);
+  deferred_append_ = std::max(deferred_append_, 1);
   return index;
 }
 

@@ -282,7 +282,7 @@ void Core::on_leader_commit(Index previous) {
     }
   }
   release_waiting_reads();
-  bcast_append(true);
+  deferred_append_ = 2;  // followers learn the new commit index
 }
 
 }  // namespace elfin::raft::internal

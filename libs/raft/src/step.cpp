@@ -20,8 +20,8 @@ bool from_leader(MessageType type) {
 }  // namespace
 
 void Core::step(Message&& m) {
-  if (m.from == config_.id || m.from == 0) {
-    return;
+  if (m.from == config_.id || m.from == 0 || (m.to != 0 && m.to != config_.id)) {
+    return;  // misrouted
   }
   // Reads are not part of the term protocol: a stale answer is caught by the heartbeat round.
   if (m.type == MessageType::ReadIndex) {

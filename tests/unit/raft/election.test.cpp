@@ -35,7 +35,7 @@ TEST_CASE("a lone voter elects itself once its vote is durable and then commits 
   CHECK(third.committed[0].index == 1);
 }
 
-TEST_CASE("election timeouts are randomized in [e, 2e) and the same seed gives the same timeout", "[raft]") {
+TEST_CASE("election timeouts are randomized from e up to 2e ticks and the same seed gives the same timeout", "[raft]") {
   std::set<int> seen;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     int timeouts[2] = {0, 0};

@@ -8,6 +8,7 @@
 
 #include "progress.hpp"
 #include "quorum.hpp"
+#include "read_only.hpp"
 
 using namespace elfin::raft;
 using namespace elfin::raft::internal;
@@ -112,4 +113,29 @@ TEST_CASE("applying changes promotes learners, demotes voters and removes member
   CHECK(conf.is_learner(2));
   conf = apply_conf_change(conf, {ConfChangeKind::RemoveNode, 2});
   CHECK_FALSE(conf.is_member(2));
+}
+
+TEST_CASE("reads are confirmed by a quorum echoing their round, oldest first, and all are handed back on step-down",
+          "[raft]") {
+  ReadOnly reads;
+  const ConfState conf{{1, 2, 3, 4, 5}, {}, {}};
+  const Bytes first = reads.add(10, {'a'}, 1);
+  const Bytes second = reads.add(12, {'b'}, 2);
+  CHECK(first != second);
+  CHECK(reads.last_context() == second);
+  CHECK(reads.ack(second, 3, 1, conf).empty());      // self and 3: two of five
+  CHECK(reads.ack(second, 3, 1, conf).empty());      // the same ack twice counts once
+  CHECK(reads.ack(Bytes{'x'}, 4, 1, conf).empty());  // not a round of ours
+  // A quorum for the newer round confirms the older read too: it arrived before.
+  auto released = reads.ack(second, 4, 1, conf);
+  REQUIRE(released.size() == 2);
+  CHECK(released[0].context == Bytes{'a'});
+  CHECK(released[0].index == 10);
+  CHECK(released[1].from == 2);
+  CHECK(reads.empty());
+  reads.add(20, {'c'}, 1);
+  reads.wait_for_commit({'d'}, 3);
+  auto all = reads.take_all();
+  CHECK(all.size() == 2);
+  CHECK(reads.empty());
 }

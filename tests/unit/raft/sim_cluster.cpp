@@ -49,6 +49,8 @@ struct Cluster::Replica {
   Term leader_term = 0;
   Index leader_last = 0;
   Term leader_last_term = 0;
+  double clock_rate = 1;
+  double clock = 0;
 };
 
 Cluster::Cluster(Options options) : options_(std::move(options)), rng_(options_.seed) {
@@ -59,6 +61,7 @@ Cluster::Cluster(Options options) : options_(std::move(options)), rng_(options_.
     auto r = std::make_unique<Replica>();
     r->id = id;
     r->initial = true;
+    r->clock_rate = 1 + std::uniform_real_distribution<double>(0, options_.max_clock_drift)(rng_);
     replicas_.emplace(id, std::move(r));
     Recovered recovered;
     recovered.conf = initial_conf_;
@@ -174,6 +177,7 @@ void Cluster::spawn(NodeId id) {
   }
   auto r = std::make_unique<Replica>();
   r->id = id;
+  r->clock_rate = 1 + std::uniform_real_distribution<double>(0, options_.max_clock_drift)(rng_);
   replicas_.emplace(id, std::move(r));
   start(id, Recovered{});
 }
@@ -480,7 +484,12 @@ void Cluster::run(int steps) {
       pump(*r);
     }
     if (options_.auto_tick && now_ % static_cast<std::uint64_t>(options_.steps_per_tick) == 0) {
-      tick_all();
+      for (auto& [id, r] : replicas_) {
+        for (r->clock += r->clock_rate; r->clock >= 1 && r->node; r->clock -= 1) {
+          r->node->tick();
+          pump(*r);
+        }
+      }
       if ((now_ / static_cast<std::uint64_t>(options_.steps_per_tick)) % 10 == 0) {
         check_logs();
       }

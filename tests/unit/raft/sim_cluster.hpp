@@ -46,6 +46,9 @@ struct Options {
   int steps_per_tick = 10;
   bool auto_tick = true;
   Faults faults;
+  /// Automatic ticks: each node's clock runs at a rate drawn in [1, 1 + max_clock_drift] of the
+  /// simulation's (relative drift between any two nodes at most max_clock_drift).
+  double max_clock_drift = 0;
 };
 
 /// What survives a crash.

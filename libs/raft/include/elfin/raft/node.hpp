@@ -40,6 +40,8 @@ class Node {
   /// `snapshot_source` returns the application's latest saved snapshot (taken at or after the
   /// index last passed to compact()); called by a leader whose follower needs entries that are
   /// compacted away. nullopt: not available now, asked again later.
+  /// Throws std::invalid_argument for a Config that cannot work (id 0, heartbeat_tick not below
+  /// election_tick, Lease reads without check_quorum): a programming error, not a runtime one.
   Node(Config config, Recovered recovered, std::function<std::optional<Snapshot>()> snapshot_source);
   Node(Node&&) noexcept;
   Node& operator=(Node&&) noexcept;
@@ -49,7 +51,8 @@ class Node {
 
   /// One unit of time: election and heartbeat timeouts, check-quorum, transfer timeout.
   void tick();
-  /// A message from a peer (any order, duplicates and losses are fine).
+  /// A message from a peer (any order, duplicates and losses are fine); one addressed to another
+  /// node is ignored.
   void step(const Message& message);
   /// Same, taking the entries and snapshot by move.
   void step(Message&& message);

@@ -12,6 +12,9 @@
 //                    proposals acknowledged per second; `vs_one_partition` is this case's rate
 //                    over the one-partition case's, run side by side.
 //
+//   idle_p1024       1024 partitions elected, then idle: the process's CPU time (three nodes) over
+//                    10 s of ticks and heartbeats only, as a share of one core.
+//
 // Clients live on node 1 and reach each partition's leader through a remote group whose node
 // selector reads the leaders found before the run (node 1 itself included), so a proposal goes
 // straight to its leader. Start-up, elections and the first WAL recovery are not timed.
@@ -20,6 +23,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -398,6 +402,45 @@ bool partitions_case(std::size_t partitions, const elfin_bench::Options& opts) {
   }
 }
 
+/// CPU time (user + system) of the whole process so far, in seconds.
+double process_cpu_seconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+/// 1024 partitions elected and then left alone: the three nodes' CPU over a few seconds of
+/// nothing but ticks and heartbeats, as a share of one core (all three nodes together).
+bool idle_case(const elfin_bench::Options& opts) {
+  try {
+    constexpr std::size_t kPartitions = 1024;
+    const auto window = opts.quick ? 2s : 10s;
+    elfin_bench::RunDir dir{"elfin-bench-partitions"};
+    Cluster cluster(kPartitions, dir.path());
+    if (!cluster.elect(kPartitions)) throw std::runtime_error("a partition elected no leader");
+    std::this_thread::sleep_for(1s);  // the elections' last messages settle (not measured)
+    const double cpu0 = process_cpu_seconds();
+    const auto t0 = Clock::now();
+    std::this_thread::sleep_for(window);  // idle on purpose: the measurement is what runs meanwhile
+    const double cpu = process_cpu_seconds() - cpu0;
+    const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+    elfin_bench::Stats s;
+    s.ops = 1;
+    s.ops_per_s = s.min_ops_per_s = s.max_ops_per_s = 1 / wall;
+    s.ns_per_op = wall * 1e9;
+    elfin_bench::print_line(
+        kBench, "idle_p1024", s, std::nullopt,
+        fmt::format(" partitions={} nodes=3 tick_ms=100 cpu_share_of_one_core={:.3f} window_s={:.1f}", kPartitions,
+                    cpu / wall, wall),
+        "none");
+    return true;
+  } catch (const std::exception& e) {
+    fmt::print("bench={} case=idle_p1024 error=\"{}\"\n", kBench, e.what());
+    return false;
+  }
+}
+
 std::vector<elfin_bench::Case> cases() {
   std::vector<elfin_bench::Case> out;
   out.push_back({"commit_latency", "latency", commit_latency});
@@ -405,6 +448,7 @@ std::vector<elfin_bench::Case> cases() {
     out.push_back({fmt::format("p{}", p), "throughput",
                    [p](const elfin_bench::Options& opts) { return partitions_case(p, opts); }});
   }
+  out.push_back({"idle_p1024", "idle", idle_case});
   return out;
 }
 

@@ -1,5 +1,5 @@
 // The ping-pong demo with its topology built in C++ (the same one topology.toml describes, which
-// `elfin run examples/ping_pong/topology.toml` runs).
+// `elfin-demo run examples/ping_pong/topology.toml` runs).
 //
 //   ping_pong [rounds]     rounds: a positive number, default 5
 #include <charconv>

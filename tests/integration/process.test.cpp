@@ -31,7 +31,7 @@ constexpr const char* kEndlessGame = "[pingers]\nrounds = 1000000000\n";
 Process start_ping_pong(const TempDir& dir) {
   const auto config = dir.write("endless.config.toml", kEndlessGame);
   const auto topology = (elfin::test::source_dir() / "examples/ping_pong/topology.toml").string();
-  auto process = Process::start({elfin::test::elfin_binary(), "run", topology, "--config", config});
+  auto process = Process::start({elfin::test::demo_binary(), "run", topology, "--config", config});
   if (!process) throw std::runtime_error(process.error());
   return std::move(process.value());
 }

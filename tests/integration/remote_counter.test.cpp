@@ -138,7 +138,7 @@ Node start_node(const TempDir& dir, const std::string& name, const std::string& 
     const auto port = elfin::test::free_tcp_port();
     dir.write(name + ".config.toml", config(port));
     const auto topology_path = dir.write(name + ".toml", topology);
-    auto process = Process::start({elfin::test::elfin_binary(), "run", topology_path},
+    auto process = Process::start({elfin::test::demo_binary(), "run", topology_path},
                                   {.log_dir = dir.path(), .name = fmt::format("{}.{}", name, attempt)});
     if (!process) throw std::runtime_error(process.error());
     const bool ready = process->wait_for_output(kListeningOrInUse, kTimeout);
@@ -153,7 +153,7 @@ Node start_node(const TempDir& dir, const std::string& name, const std::string& 
 
 /// Starts a node again from its files, on the same port (after a kill -9), with logs of its own.
 void restart(const TempDir& dir, Node& node, int generation) {
-  auto process = Process::start({elfin::test::elfin_binary(), "run", node.topology},
+  auto process = Process::start({elfin::test::demo_binary(), "run", node.topology},
                                 {.log_dir = dir.path(), .name = fmt::format("{}.restart{}", node.name, generation)});
   if (!process) throw std::runtime_error(process.error());
   node.process = std::move(process.value());
@@ -305,7 +305,7 @@ TEST_CASE("a trace crosses nodes: elfin dump --trace over both nodes' dump files
   REQUIRE(std::regex_search(log, found, std::regex("\\[([0-9]+)\\] clients[^\n]*counter hits = 2\n")));
   const std::string trace = found[1].str();
 
-  auto dump = Process::start({elfin::test::elfin_binary(), "dump", "--json", "--trace", trace,
+  auto dump = Process::start({elfin::test::demo_binary(), "dump", "--json", "--trace", trace,
                               (dir.path() / "client.dump").string(), (dir.path() / "server2.dump").string()},
                              {.log_dir = dir.path(), .name = "dump"});
   REQUIRE(dump);

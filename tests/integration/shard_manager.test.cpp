@@ -3,13 +3,12 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <optional>
-#include <regex>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "process.hpp"
+#include "shard_manager_node.hpp"
 #include "temp_dir.hpp"
 
 using namespace std::chrono_literals;
@@ -19,31 +18,15 @@ using elfin::test::TempDir;
 namespace {
 
 constexpr auto kTimeout = 30s;
-const std::regex kListeningOrInUse("listening on tcp://127\\.0\\.0\\.1:[0-9]+|[Aa]ddress (already )?in use");
-
-constexpr const char* kTopology = R"([node]
-no = 100
-name = "shard-manager"
-config = "manager.config.toml"
-
-[[groups]]
-name = "system.network"
-blueprint = "elfin.network"
-
-[[groups]]
-name = "sharding.manager"
-blueprint = "sharding.manager"
-)";
 
 }  // namespace
 
 TEST_CASE("shard manager: elfin shard --assignments prints a running manager's map", "[integration]") {
   TempDir dir;
-  std::uint16_t port = 0;
-  std::optional<Process> manager;
-  for (int attempt = 0; attempt < 5 && !manager; ++attempt) {
-    port = elfin::test::free_tcp_port();
-    dir.write("manager.config.toml", fmt::format(R"([system.network]
+  auto manager = elfin::test::start_shard_manager(
+      dir,
+      [&](std::uint16_t port) {
+        return fmt::format(R"([system.network]
 listen = ["tcp://127.0.0.1:{}"]
 secret = "s3cret"
 
@@ -51,15 +34,10 @@ secret = "s3cret"
 shard_function = "jump-xxh64/1:16"
 storage.path = "{}"
 )",
-                                                 port, dir.file("shards.state")));
-    const auto topology = dir.write("manager.toml", kTopology);
-    auto started = Process::start({elfin::test::elfin_binary(), "run", topology},
-                                  {.log_dir = dir.path(), .name = fmt::format("manager.{}", attempt)});
-    REQUIRE(started);
-    REQUIRE(started->wait_for_output(kListeningOrInUse, kTimeout));
-    if (!elfin::test::address_in_use(started->output())) manager = std::move(started.value());
-  }
-  REQUIRE(manager);
+                           port, dir.file("shards.state"));
+      },
+      kTimeout);
+  const std::uint16_t port = manager.port;
 
   auto asked = Process::start({elfin::test::elfin_binary(), "shard", "--assignments", "--manager",
                                fmt::format("tcp://127.0.0.1:{}", port), "--secret", "s3cret", "--timeout", "20"},

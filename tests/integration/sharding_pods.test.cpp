@@ -1,21 +1,30 @@
 // Pods as real nodes: a shard manager node and pod nodes, each an `elfin run` process on loopback,
 // the live map read with `elfin shard --assignments`. Shards follow an added pod, a pod stopped
-// gracefully (at once) and a pod killed with SIGKILL (after the manager's health check).
+// gracefully (at once) and a pod killed with SIGKILL (after the manager's health check); and under
+// continuous traffic to sharded entities (elfin_sharding_test_node, see sharding_node/main.cpp), a
+// pod killed with SIGKILL loses its shards to the others while no entity ever has two live owners
+// (each entity's flock-held owner token) and every entity answers again — with the manager's map
+// in a file and in Redis.
 #include <catch2/catch.hpp>
 
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "process.hpp"
+#include "shard_manager/redis_server.hpp"
+#include "shard_manager_node.hpp"
 #include "temp_dir.hpp"
 
 using namespace std::chrono_literals;
@@ -31,9 +40,14 @@ const std::regex& listening() {
   return pattern;
 }
 
-/// Throws when the process does not start listening in time.
-Process start_manager(TempDir& dir, std::uint16_t port) {
-  dir.write("manager.config.toml", fmt::format(R"([system.network]
+/// The manager node users run, with fast rounds and health checks; `storage` is its
+/// `storage.*` keys (default: a file in `dir`).
+elfin::test::ShardManagerNode start_manager(TempDir& dir, std::string storage = {}) {
+  if (storage.empty()) storage = fmt::format("storage.path = \"{}\"", dir.file("shards.state"));
+  return elfin::test::start_shard_manager(
+      dir,
+      [&](std::uint16_t port) {
+        return fmt::format(R"([system.network]
 listen = ["tcp://127.0.0.1:{}"]
 secret = "s3cret"
 
@@ -44,34 +58,32 @@ rebalance_retry_interval = "200ms"
 rebalance_rate = 1.0
 ping_timeout = "300ms"
 health_check_interval = "500ms"
-storage.path = "{}"
+{}
 )",
-                                               port, kShards, dir.file("shards.state")));
-  const auto topology = dir.write("manager.toml", R"([node]
-no = 100
-name = "shard-manager"
-config = "manager.config.toml"
-
-[[groups]]
-name = "system.network"
-blueprint = "elfin.network"
-
-[[groups]]
-name = "sharding.manager"
-blueprint = "sharding.manager"
-)");
-  auto started =
-      Process::start({elfin::test::elfin_binary(), "run", topology}, {.log_dir = dir.path(), .name = "manager"});
-  if (!started) throw std::runtime_error(started.error());
-  if (!started->wait_for_output(listening(), kTimeout)) throw std::runtime_error("not listening: " + started->output());
-  return std::move(started.value());
+                           port, kShards, storage);
+      },
+      kTimeout);
 }
 
-Process start_pod(TempDir& dir, int no, std::uint16_t manager_port) {
-  const std::uint16_t port = elfin::test::free_tcp_port();
-  dir.write(fmt::format("pod{}.config.toml", no), fmt::format(R"([system.network]
+/// What a pod node has besides its network and its pod, and where it runs.
+struct PodExtras {
+  std::string binary = elfin::test::elfin_binary();
+  std::uint16_t port = 0;            ///< where it listens; 0: a free port
+  std::vector<std::uint16_t> peers;  ///< nodes it dials besides the manager's
+  std::string config;                ///< appended to its config
+  std::string topology;              ///< appended to its topology
+  std::string name = "pod";          ///< its files' prefix
+};
+
+/// A pod node (`elfin run`): `system.network`, `sharding.pod` routed to the manager node, and `extras`.
+Process start_pod(TempDir& dir, int no, std::uint16_t manager_port, const PodExtras& extras = {}) {
+  const std::uint16_t port = extras.port != 0 ? extras.port : elfin::test::free_tcp_port();
+  std::string dial = fmt::format("\"tcp://127.0.0.1:{}\"", manager_port);
+  for (auto peer : extras.peers) dial += fmt::format(", \"tcp://127.0.0.1:{}\"", peer);
+  const std::string config_name = fmt::format("{}{}.config.toml", extras.name, no);
+  dir.write(config_name, fmt::format(R"([system.network]
 listen = ["tcp://127.0.0.1:{}"]
-discovery.predefined = ["tcp://127.0.0.1:{}"]
+discovery.predefined = [{}]
 discovery.attempt_interval = "200ms"
 secret = "s3cret"
 
@@ -80,12 +92,13 @@ address = "127.0.0.1:{}"
 shard_function = "jump-xxh64/1:{}"
 retry_interval = "100ms"
 refresh_interval = "200ms"
-)",
-                                                              port, manager_port, port, kShards));
-  const auto topology = dir.write(fmt::format("pod{}.toml", no), fmt::format(R"([node]
+{})",
+                                     port, dial, port, kShards, extras.config));
+  const auto topology =
+      dir.write(fmt::format("{}{}.toml", extras.name, no), fmt::format(R"([node]
 no = {}
 name = "pod-{}"
-config = "pod{}.config.toml"
+config = "{}"
 
 [[groups]]
 name = "system.network"
@@ -103,10 +116,10 @@ nodes = [100]
 from = "sharding.pod"
 to = "sharding.manager"
 messages = ["sharding.*"]
-)",
-                                                                             no, no, no));
-  auto started = Process::start({elfin::test::elfin_binary(), "run", topology},
-                                {.log_dir = dir.path(), .name = fmt::format("pod{}", no)});
+{})",
+                                                                       no, no, config_name, extras.topology));
+  auto started = Process::start({extras.binary, "run", topology},
+                                {.log_dir = dir.path(), .name = fmt::format("{}{}", extras.name, no)});
   if (!started) throw std::runtime_error(started.error());
   if (!started->wait_for_output(listening(), kTimeout)) throw std::runtime_error("not listening: " + started->output());
   return std::move(started.value());
@@ -148,8 +161,9 @@ bool map_becomes(TempDir& dir, std::uint16_t manager_port, std::size_t pods, int
 TEST_CASE("sharding pods: shards follow a pod of elfin run that joins, one stopped gracefully and one killed",
           "[integration]") {
   TempDir dir;
-  const std::uint16_t manager_port = elfin::test::free_tcp_port();
-  auto manager = start_manager(dir, manager_port);
+  auto manager_node = start_manager(dir);
+  const std::uint16_t manager_port = manager_node.port;
+  auto& manager = manager_node.process;
 
   auto pod1 = start_pod(dir, 1, manager_port);
   auto pod2 = start_pod(dir, 2, manager_port);
@@ -170,4 +184,161 @@ TEST_CASE("sharding pods: shards follow a pod of elfin run that joins, one stopp
   REQUIRE(pod2.kill());
   INFO(manager.output());
   CHECK(map_becomes(dir, manager_port, 1, kShards));
+}
+
+namespace {
+
+// The test node's counters and traffic (sharding_node/main.cpp fixes its shard function to 24
+// shards, kShards).
+constexpr int kEntities = 48;
+
+/// A pod node of the test node binary: its sharding actor, the counters, their front and a
+/// traffic client. `ports` are every pod's listen port (they connect to one another).
+Process start_loaded_pod(TempDir& dir, int no, std::uint16_t manager_port, const std::vector<std::uint16_t>& ports) {
+  PodExtras extras;
+  extras.binary = ELFIN_SHARDING_TEST_NODE;
+  extras.port = ports[static_cast<std::size_t>(no - 1)];
+  for (auto other : ports) {
+    if (other != extras.port) extras.peers.push_back(other);
+  }
+  extras.config = fmt::format(R"(
+[test.counter_entities]
+owner_dir = "{}"
+
+[test.traffic]
+entities = {}
+send_timeout = "10s"
+)",
+                              dir.file("owners"), kEntities);
+  extras.topology = R"(
+[[groups]]
+name = "test.counter_entities"
+blueprint = "test.counter_entities"
+
+[[groups]]
+name = "test.counters"
+blueprint = "test.counters"
+
+[[groups]]
+name = "test.traffic"
+blueprint = "test.traffic"
+
+[[routes]]
+from = "test.traffic"
+to = "test.counters"
+messages = ["test_counters.*"]
+)";
+  extras.name = "loaded";
+  return start_pod(dir, no, manager_port, extras);
+}
+
+struct Sweep {
+  int number = 0;
+  int ok = 0;
+  int failed = 0;
+};
+
+/// The traffic client's sweeps printed after `since`.
+std::vector<Sweep> sweeps(const Process& pod, elfin::test::OutputMark since) {
+  static const std::regex line("traffic: sweep ([0-9]+): ([0-9]+) ok, ([0-9]+) failed");
+  std::vector<Sweep> found;
+  const std::string text = pod.output(since);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), line); it != std::sregex_iterator(); ++it) {
+    found.push_back({std::stoi((*it)[1].str()), std::stoi((*it)[2].str()), std::stoi((*it)[3].str())});
+  }
+  return found;
+}
+
+/// Waits until `pod` printed, after `since`, a sweep in which every entity answered and which
+/// started after `since`: one numbered above the first sweep printed after it (that one may have
+/// been under way at `since`).
+bool clean_sweep_after(const Process& pod, elfin::test::OutputMark since) {
+  const auto deadline = std::chrono::steady_clock::now() + kTimeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto printed = sweeps(pod, since);
+    for (const auto& sweep : printed) {
+      if (sweep.number > printed.front().number && sweep.ok == kEntities && sweep.failed == 0) return true;
+    }
+    std::this_thread::sleep_for(50ms);  // polling another process's output, with a deadline
+  }
+  return false;
+}
+
+/// The entity ids `text` says started ("test counter e-7 started on ...").
+std::set<std::string> started_entities(const std::string& text) {
+  static const std::regex line("test counter (e-[0-9]+) started on");
+  std::set<std::string> ids;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), line); it != std::sregex_iterator(); ++it) {
+    ids.insert((*it)[1].str());
+  }
+  return ids;
+}
+
+/// A manager and three loaded pods; pod 2 is killed with SIGKILL while the traffic runs.
+void kill_a_pod_under_load(TempDir& dir, elfin::test::ShardManagerNode& manager) {
+  std::filesystem::create_directories(dir.file("owners"));
+  const std::vector<std::uint16_t> ports{elfin::test::free_tcp_port(), elfin::test::free_tcp_port(),
+                                         elfin::test::free_tcp_port()};
+  // Pod 1 first: it owns everything, then shards move to pods 2 and 3 under traffic (handoffs).
+  auto pod1 = start_loaded_pod(dir, 1, manager.port, ports);
+  REQUIRE(map_becomes(dir, manager.port, 1, kShards));
+  REQUIRE(clean_sweep_after(pod1, {}));
+  auto pod2 = start_loaded_pod(dir, 2, manager.port, ports);
+  auto pod3 = start_loaded_pod(dir, 3, manager.port, ports);
+  REQUIRE(map_becomes(dir, manager.port, 3, kShards / 3));
+  for (auto* pod : {&pod1, &pod2, &pod3}) {
+    INFO(pod->output());
+    REQUIRE(clean_sweep_after(*pod, pod->mark()));
+  }
+  const auto on_pod2 = started_entities(pod2.output());
+  REQUIRE_FALSE(on_pod2.empty());
+
+  const auto mark1 = pod1.mark();
+  const auto mark3 = pod3.mark();
+  REQUIRE(pod2.kill());
+  {
+    INFO(manager.process.output());
+    CHECK(map_becomes(dir, manager.port, 2, kShards / 2));
+  }
+  // Traffic resumes: on both survivors a sweep that started after the map changed has every
+  // entity answering.
+  for (auto* pod : {&pod1, &pod3}) {
+    INFO(pod->output());
+    CHECK(clean_sweep_after(*pod, pod->mark()));
+  }
+  // Pod 2's entities started again on the survivors...
+  const auto restarted = started_entities(pod1.output(mark1) + pod3.output(mark3));
+  std::size_t moved = 0;
+  for (const auto& id : on_pod2) moved += restarted.contains(id) ? 1 : 0;
+  CHECK(moved > 0);
+  // ...and no start ever found its owner token held by a live owner.
+  CHECK_FALSE(std::filesystem::exists(dir.file("owners/violations")));
+  if (std::filesystem::exists(dir.file("owners/violations")))
+    FAIL(elfin::test::read_file(dir.file("owners/violations")));
+  // Every entity took its token (the check ran for each).
+  std::size_t tokens = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.file("owners"))) {
+    tokens += entry.path().extension() == ".owner" ? 1 : 0;
+  }
+  CHECK(tokens == kEntities);
+}
+
+}  // namespace
+
+TEST_CASE("sharding pods: a pod killed with SIGKILL under load loses its shards, no entity has two live owners",
+          "[integration]") {
+  TempDir dir;
+  auto manager = start_manager(dir);
+  kill_a_pod_under_load(dir, manager);
+}
+
+TEST_CASE(
+    "sharding pods: with the map in Redis, a pod killed with SIGKILL under load loses its shards, no entity "
+    "has two live owners",
+    "[integration]") {
+  elfin::test::RedisServer redis;
+  TempDir dir;
+  auto manager =
+      start_manager(dir, fmt::format("storage.kind = \"redis\"\nstorage.redis = \"127.0.0.1:{}\"", redis.port()));
+  kill_a_pod_under_load(dir, manager);
 }

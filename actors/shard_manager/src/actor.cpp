@@ -27,12 +27,13 @@
 #include <elfin/assignment/rebalance.hpp>
 #include <elfin/context.hpp>
 #include <elfin/delay.hpp>
+#include <elfin/handle.hpp>
 #include <elfin/hashing/shard_function.hpp>
 #include <elfin/interval.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/messages.hpp>
-#include <elfin/sharding/manager_protocol.hpp>
-#include <elfin/sharding/pod_protocol.hpp>
+#include <elfin/protocols/sharding/manager_protocol.hpp>
+#include <elfin/protocols/sharding/pod_protocol.hpp>
 #include <elfin/stream.hpp>
 #include <elfin/task.hpp>
 #include <elfin/telemetry.hpp>
@@ -41,7 +42,9 @@
 #include "pod_requests.hpp"
 #include "round.hpp"
 
-namespace elfin::shard_manager {
+namespace elfin::actors::shard_manager {
+
+namespace ps = protocols::sharding;
 
 namespace {
 
@@ -50,10 +53,10 @@ using assignment::Move;
 using assignment::PodId;
 using assignment::RoundKind;
 using assignment::ShardId;
-using sharding::PodEntry;
-using sharding::PodRef;
-using sharding::ShardingError;
-using sharding::ShardingErrorKind;
+using ps::PodEntry;
+using ps::PodRef;
+using ps::ShardingError;
+using ps::ShardingErrorKind;
 using namespace internal;
 using Ctx = ManagerContext;
 using Clock = std::chrono::steady_clock;
@@ -73,13 +76,20 @@ class Manager {
     while (!validate(config()).empty()) {
       auto envelope = co_await ctx_.recv();
       if (!envelope) co_return;
-      if (const auto* validation = envelope->get<ValidateConfig>()) {
-        auto token = envelope->take_token<ValidateConfig>();
-        on_validate(*validation, std::move(token));
-      }
+      co_await handle(*envelope, this, &Manager::on_validate);
     }
     start();
-    while (auto envelope = co_await ctx_.recv()) dispatch(*envelope);
+    while (auto envelope = co_await ctx_.recv()) {
+      co_await handle(
+          *envelope,
+          [&](const ps::Register& request, ResponseToken<ps::Register> token) {
+            on_register(request, envelope->sender(), std::move(token));
+          },
+          this, &Manager::on_unregister, &Manager::on_get_assignments, &Manager::on_report, &Manager::on_ping_done,
+          &Manager::on_command_done, &Manager::on_phase_timeout, &Manager::on_health_timeout, &Manager::on_tick,
+          &Manager::on_retry_rebalance, &Manager::on_persist_retry, &Manager::on_validate, &Manager::on_health_sweep,
+          &Manager::on_config_updated);
+    }
   }
 
  private:
@@ -140,50 +150,39 @@ class Manager {
     }
   }
 
-  // --- dispatch -------------------------------------------------------------------------------
+  // --- the manager's own messages ---------------------------------------------------------------
 
-  void dispatch(Envelope& envelope) {
-    if (envelope.is<sharding::Register>()) {
-      auto token = envelope.take_token<sharding::Register>();
-      on_register(*envelope.get<sharding::Register>(), envelope.sender(), std::move(token));
-    } else if (envelope.is<sharding::Unregister>()) {
-      auto token = envelope.take_token<sharding::Unregister>();
-      on_unregister(*envelope.get<sharding::Unregister>(), std::move(token));
-    } else if (envelope.is<sharding::GetAssignments>()) {
-      auto token = envelope.take_token<sharding::GetAssignments>();
-      ctx_.respond(std::move(token), snapshot(pods_, map_));
-    } else if (const auto* report = envelope.get<sharding::ReportUnhealthyPod>()) {
-      on_report(*report);
-    } else if (const auto* ping = envelope.get<PingDone>()) {
-      on_ping_done(*ping);
-    } else if (const auto* done = envelope.get<CommandDone>()) {
-      on_command_done(*done);
-    } else if (const auto* timeout = envelope.get<PhaseTimeout>()) {
-      on_phase_timeout(*timeout);
-    } else if (const auto* health_timeout = envelope.get<HealthTimeout>()) {
-      on_health_timeout(*health_timeout);
-    } else if (envelope.is<RebalanceTick>() || envelope.is<RetryRebalance>()) {
-      // Suspects are pinged again: one that answers is no longer a reason to hold back balancing.
-      const std::vector<PodId> suspects(suspects_.begin(), suspects_.end());
-      for (const auto& id : suspects) start_health_check(id);
-      if (!round_) {
-        // Removals and releases whose save failed earlier are tried again before any round.
-        remove_dead();
-        apply_late_releases();
-      }
-      request_round(RoundKind::Regular);
-    } else if (const auto* retry = envelope.get<PersistRetry>()) {
-      if (round_ && round_->id == retry->round && round_->phase == Phase::Persist) persist_round();
-    } else if (const auto* validation = envelope.get<ValidateConfig>()) {
-      auto token = envelope.take_token<ValidateConfig>();
-      on_validate(*validation, std::move(token));
-    } else if (envelope.is<HealthSweep>()) {
-      const std::vector<PodEntry> pods = pods_;
-      for (const auto& entry : pods) start_health_check(to_id(entry.pod));
-    } else if (envelope.is<ConfigUpdated>()) {
-      if (tick_) tick_->set_period(config().rebalance_interval);
-      if (sweep_) sweep_->set_period(config().health_check_interval);
+  void on_get_assignments(const ps::GetAssignments&, ResponseToken<ps::GetAssignments> token) {
+    ctx_.respond(std::move(token), snapshot(pods_, map_));
+  }
+
+  void on_tick(const RebalanceTick&) { rebalance_now(); }
+  void on_retry_rebalance(const RetryRebalance&) { rebalance_now(); }
+
+  void rebalance_now() {
+    // Suspects are pinged again: one that answers is no longer a reason to hold back balancing.
+    const std::vector<PodId> suspects(suspects_.begin(), suspects_.end());
+    for (const auto& id : suspects) start_health_check(id);
+    if (!round_) {
+      // Removals and releases whose save failed earlier are tried again before any round.
+      remove_dead();
+      apply_late_releases();
     }
+    request_round(RoundKind::Regular);
+  }
+
+  void on_persist_retry(const PersistRetry& retry) {
+    if (round_ && round_->id == retry.round && round_->phase == Phase::Persist) persist_round();
+  }
+
+  void on_health_sweep(const HealthSweep&) {
+    const std::vector<PodEntry> pods = pods_;
+    for (const auto& entry : pods) start_health_check(to_id(entry.pod));
+  }
+
+  void on_config_updated(const ConfigUpdated&) {
+    if (tick_) tick_->set_period(config().rebalance_interval);
+    if (sweep_) sweep_->set_period(config().health_check_interval);
   }
 
   void on_validate(const ValidateConfig& request, ResponseToken<ValidateConfig> token) {
@@ -202,7 +201,7 @@ class Manager {
 
   // --- pods -----------------------------------------------------------------------------------
 
-  void on_register(const sharding::Register& request, Addr sender, ResponseToken<sharding::Register> token) {
+  void on_register(const ps::Register& request, Addr sender, ResponseToken<ps::Register> token) {
     auto refuse = [&](ShardingErrorKind kind, std::string detail) {
       log::warn("shard manager: register of {} refused: {}", request.pod, detail);
       ctx_.respond(std::move(token), Err{ShardingError{kind, std::move(detail), std::nullopt}});
@@ -246,7 +245,7 @@ class Manager {
       pods_ = std::move(pods);
     }
     log::info("shard manager: {} registered (v{}){}", entry.pod, entry.version, fresh ? "" : " again");
-    ctx_.respond(std::move(token), sharding::Registered{snapshot(pods_, map_)});
+    ctx_.respond(std::move(token), ps::Registered{snapshot(pods_, map_)});
     publish_gauges();
     if (changed) notify_all();
     // The old incarnation may still be running somewhere: it loses its shards only once the
@@ -257,7 +256,7 @@ class Manager {
     if (!map_.unassigned_shards().empty()) request_round(RoundKind::Immediate);
   }
 
-  void on_unregister(const sharding::Unregister& request, ResponseToken<sharding::Unregister> token) {
+  void on_unregister(const ps::Unregister& request, ResponseToken<ps::Unregister> token) {
     if (round_) {
       // Removing a pod under a round in flight would change the map it is carrying out.
       deferred_unregisters_.push_back({request, std::move(token)});
@@ -280,7 +279,7 @@ class Manager {
     request_round(RoundKind::Immediate);
   }
 
-  void on_report(const sharding::ReportUnhealthyPod& report) {
+  void on_report(const ps::ReportUnhealthyPod& report) {
     const PodId id = to_id(report.pod);
     if (!find_pod(id)) return;
     log::info("shard manager: {} reported {} unhealthy", report.reporter, report.pod);
@@ -514,7 +513,7 @@ class Manager {
     for (auto& [id, shards] : unassign) {
       const PodEntry* entry = find_pod(id);
       r.awaiting.insert(id);
-      sharding::UnassignShards request{entry->pod, std::move(shards), map_.epoch()};
+      ps::UnassignShards request{entry->pod, std::move(shards), map_.epoch()};
       ctx_.attach(Stream::once(command_task(ctx_, Addr{entry->endpoint}, std::move(request), r.id, true)));
     }
     if (r.awaiting.empty()) {
@@ -640,7 +639,7 @@ class Manager {
     for (auto& [id, shards] : assign) {
       const PodEntry* entry = find_pod(id);
       r.awaiting.insert(id);
-      sharding::AssignShards request{entry->pod, std::move(shards), map_.epoch()};
+      ps::AssignShards request{entry->pod, std::move(shards), map_.epoch()};
       ctx_.attach(Stream::once(command_task(ctx_, Addr{entry->endpoint}, std::move(request), r.id, false)));
     }
     if (r.awaiting.empty()) {
@@ -728,8 +727,8 @@ class Manager {
     return saved;
   }
 
-  sharding::Assignments snapshot(const std::vector<PodEntry>& pods, const AssignmentMap& map) const {
-    sharding::Assignments a;
+  ps::Assignments snapshot(const std::vector<PodEntry>& pods, const AssignmentMap& map) const {
+    ps::Assignments a;
     a.epoch = map.epoch();
     a.shard_function = function_.to_string();
     a.first_shard = function_.first_shard();
@@ -748,10 +747,10 @@ class Manager {
   }
 
   void notify_all() {
-    const sharding::Assignments current = snapshot(pods_, map_);
+    const ps::Assignments current = snapshot(pods_, map_);
     for (const auto& entry : pods_) {
       // Never waits: a pod whose mailbox is full reads the map again (GetAssignments).
-      std::ignore = ctx_.try_send_to(Addr{entry.endpoint}, sharding::AssignmentsChanged{current});
+      std::ignore = ctx_.try_send_to(Addr{entry.endpoint}, ps::AssignmentsChanged{current});
     }
   }
 
@@ -824,4 +823,4 @@ void register_blueprints(BlueprintRegistry& registry) {
                              "the shard manager: pods register, shards are assigned, the map is persisted");
 }
 
-}  // namespace elfin::shard_manager
+}  // namespace elfin::actors::shard_manager

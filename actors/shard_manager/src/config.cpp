@@ -12,9 +12,10 @@
 #include <elfin/actors/shard_manager/config.hpp>
 #include <elfin/actors/shard_manager/file_storage.hpp>
 #include <elfin/actors/shard_manager/redis_storage.hpp>
+#include <elfin/config_checks.hpp>
 #include <elfin/hashing/shard_function.hpp>
 
-namespace elfin::shard_manager {
+namespace elfin::actors::shard_manager {
 
 namespace {
 
@@ -38,40 +39,33 @@ std::optional<HostPort> parse_host_port(std::string_view text) {
 }  // namespace
 
 std::vector<std::string> validate(const Config& config, const AnyConfig& section) {
-  std::vector<std::string> errors;
-  auto add = [&](std::string_view key, std::string what) {
-    errors.push_back(fmt::format("{}{}: {}", section.where(key), key, what));
-  };
+  ConfigChecks checks(section);
   if (auto function = hashing::ShardFunction::parse(config.shard_function); !function) {
-    add("shard_function",
-        fmt::format("{} (expected e.g. \"jump-xxh64/1:1024\" or \"shardcake/1:300\")", function.error()));
+    checks.add("shard_function", hashing::config_problem(function.error()));
   }
-  const std::pair<std::string_view, std::chrono::milliseconds> intervals[] = {
+  checks.positive({
       {"rebalance_interval", config.rebalance_interval},
       {"rebalance_retry_interval", config.rebalance_retry_interval},
       {"ping_timeout", config.ping_timeout},
       {"handoff_timeout", config.handoff_timeout},
       {"persist_retry_interval", config.persist_retry_interval},
       {"health_check_interval", config.health_check_interval},
-  };
-  for (const auto& [key, value] : intervals) {
-    if (value.count() <= 0) add(key, fmt::format("must be positive, got {} ms", value.count()));
-  }
+  });
   if (!(config.rebalance_rate > 0.0 && config.rebalance_rate <= 1.0)) {
-    add("rebalance_rate", fmt::format("must be in (0, 1], got {}", config.rebalance_rate));
+    checks.add("rebalance_rate", fmt::format("must be in (0, 1], got {}", config.rebalance_rate));
   }
   if (config.storage.kind == "file") {
-    if (config.storage.path.empty()) add("storage.path", "must name a file");
+    if (config.storage.path.empty()) checks.add("storage.path", "must name a file");
   } else if (config.storage.kind == "redis") {
     if (!parse_host_port(config.storage.redis)) {
-      add("storage.redis", fmt::format("expected host:port, got \"{}\"", config.storage.redis));
+      checks.add("storage.redis", fmt::format("expected host:port, got \"{}\"", config.storage.redis));
     }
-    if (config.storage.key.empty()) add("storage.key", "must not be empty");
-    if (config.storage.timeout.count() <= 0) add("storage.timeout", "must be positive");
+    if (config.storage.key.empty()) checks.add("storage.key", "must not be empty");
+    checks.positive({{"storage.timeout", config.storage.timeout}});
   } else {
-    add("storage.kind", fmt::format("expected \"file\" or \"redis\", got \"{}\"", config.storage.kind));
+    checks.add("storage.kind", fmt::format("expected \"file\" or \"redis\", got \"{}\"", config.storage.kind));
   }
-  return errors;
+  return std::move(checks).problems();
 }
 
 Result<std::unique_ptr<AssignmentStorage>, std::string> open_storage(const Config& config) {
@@ -91,4 +85,4 @@ Result<std::unique_ptr<AssignmentStorage>, std::string> open_storage(const Confi
   return Err{fmt::format("storage.kind: expected \"file\" or \"redis\", got \"{}\"", config.storage.kind)};
 }
 
-}  // namespace elfin::shard_manager
+}  // namespace elfin::actors::shard_manager

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-namespace elfin::shard_manager {
+namespace elfin::actors::shard_manager {
 
 namespace {
 
@@ -107,4 +107,4 @@ Result<void, StorageError> FileStorage::save(const StoredState& state) {
 
 std::string FileStorage::describe() const { return fmt::format("file {}", path_.string()); }
 
-}  // namespace elfin::shard_manager
+}  // namespace elfin::actors::shard_manager

@@ -1,9 +1,9 @@
 // The default health check: the manager's own ping decides (see health_check.hpp).
 #include <elfin/actors/shard_manager/health_check.hpp>
 
-namespace elfin::shard_manager {
+namespace elfin::actors::shard_manager {
 
-Health DirectPingHealthCheck::check(const sharding::PodEntry&, PingOutcome ping) {
+Health DirectPingHealthCheck::check(const protocols::sharding::PodEntry&, PingOutcome ping) {
   switch (ping) {
     case PingOutcome::Answered:
       return Health::Alive;
@@ -42,4 +42,4 @@ std::string_view to_string(Health health) noexcept {
   return "?";
 }
 
-}  // namespace elfin::shard_manager
+}  // namespace elfin::actors::shard_manager

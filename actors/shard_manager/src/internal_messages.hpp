@@ -8,9 +8,9 @@
 #include <vector>
 
 #include <elfin/message.hpp>
-#include <elfin/sharding/pod_ref.hpp>
+#include <elfin/protocols/sharding/pod_ref.hpp>
 
-namespace elfin::shard_manager::internal {
+namespace elfin::actors::shard_manager::internal {
 
 /// Why the manager pinged: a step of a round, or a health check on its own.
 enum class PingPurpose : std::uint8_t { Round, Health };
@@ -20,7 +20,7 @@ enum class CommandResult : std::uint8_t { Ok, Refused, Failed, NoAnswer };
 struct PingDone {
   std::uint64_t op = 0;  ///< the round id, or the health check's id
   std::uint8_t purpose = 0;
-  sharding::PodRef pod;
+  protocols::sharding::PodRef pod;
   std::uint8_t outcome = 0;  ///< PingOutcome
   ELFIN_MESSAGE(sharding_manager, PingDone, op, purpose, pod, outcome);
 };
@@ -28,7 +28,7 @@ struct PingDone {
 struct CommandDone {
   std::uint64_t round = 0;
   bool unassign = false;
-  sharding::PodRef pod;
+  protocols::sharding::PodRef pod;
   std::vector<std::uint32_t> shards;
   std::uint64_t epoch = 0;
   std::uint8_t result = 0;  ///< CommandResult
@@ -65,4 +65,4 @@ struct PersistRetry {
   ELFIN_MESSAGE(sharding_manager, PersistRetry, round);
 };
 
-}  // namespace elfin::shard_manager::internal
+}  // namespace elfin::actors::shard_manager::internal

@@ -12,22 +12,22 @@
 #include <elfin/actors/shard_manager/config.hpp>
 #include <elfin/actors/shard_manager/health_check.hpp>
 #include <elfin/context.hpp>
-#include <elfin/sharding/pod_protocol.hpp>
+#include <elfin/protocols/sharding/pod_protocol.hpp>
 #include <elfin/task.hpp>
 
 #include "internal_messages.hpp"
 
-namespace elfin::shard_manager::internal {
+namespace elfin::actors::shard_manager::internal {
 
 using ManagerContext = Context<Config>;
 
-inline Task<PingDone> ping_task(ManagerContext ctx, Addr to, sharding::PodRef pod, std::uint64_t op,
+inline Task<PingDone> ping_task(ManagerContext ctx, Addr to, protocols::sharding::PodRef pod, std::uint64_t op,
                                 PingPurpose purpose) {
   PingDone done;
   done.op = op;
   done.purpose = static_cast<std::uint8_t>(purpose);
   done.pod = pod;
-  sharding::PingPod ping{pod};
+  protocols::sharding::PingPod ping{pod};
   auto answer = co_await ctx.request_to(to, std::move(ping));
   PingOutcome outcome = PingOutcome::Answered;
   if (!answer) {
@@ -61,4 +61,4 @@ Task<CommandDone> command_task(ManagerContext ctx, Addr to, R request, std::uint
   co_return done;
 }
 
-}  // namespace elfin::shard_manager::internal
+}  // namespace elfin::actors::shard_manager::internal

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-namespace elfin::shard_manager {
+namespace elfin::actors::shard_manager {
 
 namespace {
 
@@ -125,4 +125,4 @@ std::string RedisStorage::describe() const {
   return fmt::format("redis {}:{} key {}", options_.host, options_.port, options_.key);
 }
 
-}  // namespace elfin::shard_manager
+}  // namespace elfin::actors::shard_manager

@@ -14,10 +14,10 @@
 #include <elfin/assignment/pod.hpp>
 #include <elfin/assignment/rebalance.hpp>
 #include <elfin/assignment/rebalance_plan.hpp>
+#include <elfin/protocols/sharding/manager_protocol.hpp>
 #include <elfin/request.hpp>
-#include <elfin/sharding/manager_protocol.hpp>
 
-namespace elfin::shard_manager::internal {
+namespace elfin::actors::shard_manager::internal {
 
 enum class Phase : std::uint8_t { Ping, Unassign, Persist, Assign };
 
@@ -37,8 +37,8 @@ struct Round {
 };
 
 struct DeferredUnregister {
-  sharding::Unregister message;
-  ResponseToken<sharding::Unregister> token;
+  protocols::sharding::Unregister message;
+  ResponseToken<protocols::sharding::Unregister> token;
 };
 
-}  // namespace elfin::shard_manager::internal
+}  // namespace elfin::actors::shard_manager::internal

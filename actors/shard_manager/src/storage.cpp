@@ -5,7 +5,7 @@
 
 #include <msgpack.hpp>
 
-namespace elfin::shard_manager {
+namespace elfin::actors::shard_manager {
 
 std::string_view to_string(StorageErrorKind kind) noexcept {
   switch (kind) {
@@ -44,4 +44,4 @@ Result<StoredState, StorageError> decode_state(std::string_view bytes) {
   }
 }
 
-}  // namespace elfin::shard_manager
+}  // namespace elfin::actors::shard_manager

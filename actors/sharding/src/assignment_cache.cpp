@@ -6,15 +6,17 @@
 
 #include <elfin/actors/sharding/assignment_cache.hpp>
 
-namespace elfin::sharding {
+namespace elfin::actors::sharding {
 
-void AssignmentCache::set_self(PodRef self, std::uint64_t endpoint) {
+namespace ps = protocols::sharding;
+
+void AssignmentCache::set_self(ps::PodRef self, std::uint64_t endpoint) {
   std::unique_lock lock(mutex_);
   self_ = std::move(self);
   endpoint_ = endpoint;
 }
 
-PodRef AssignmentCache::self() const {
+ps::PodRef AssignmentCache::self() const {
   std::shared_lock lock(mutex_);
   return self_;
 }
@@ -78,17 +80,17 @@ std::optional<std::uint64_t> AssignmentCache::held_epoch(std::uint32_t shard) co
   return std::nullopt;
 }
 
-NotOwner AssignmentCache::not_owner(std::uint32_t shard) const {
+ps::NotOwner AssignmentCache::not_owner(std::uint32_t shard) const {
   const Route r = route(shard);
-  return NotOwner{shard, r.epoch, r.owner};
+  return ps::NotOwner{shard, r.epoch, r.owner};
 }
 
-std::vector<PodEntry> AssignmentCache::pods() const {
+std::vector<ps::PodEntry> AssignmentCache::pods() const {
   std::shared_lock lock(mutex_);
   return map_.pods;
 }
 
-bool AssignmentCache::apply(const Assignments& map) {
+bool AssignmentCache::apply(const ps::Assignments& map) {
   std::unique_lock lock(mutex_);
   if (ready_ && map.epoch < map_.epoch) return false;
   map_ = map;
@@ -97,27 +99,27 @@ bool AssignmentCache::apply(const Assignments& map) {
   return true;
 }
 
-std::optional<ShardingError> AssignmentCache::check(const PodRef& pod, const std::vector<std::uint32_t>& shards,
-                                                    std::uint64_t epoch) const {
+std::optional<ps::ShardingError> AssignmentCache::check(const ps::PodRef& pod, const std::vector<std::uint32_t>& shards,
+                                                        std::uint64_t epoch) const {
   if (pod != self_) {
-    return ShardingError{ShardingErrorKind::WrongIncarnation,
-                         fmt::format("this is {}, the command is for {}", self_, pod), std::nullopt};
+    return ps::ShardingError{ps::ShardingErrorKind::WrongIncarnation,
+                             fmt::format("this is {}, the command is for {}", self_, pod), std::nullopt};
   }
   for (auto shard : shards) {
     if (auto it = last_epoch_.find(shard); it != last_epoch_.end() && it->second > epoch) {
-      return ShardingError{ShardingErrorKind::StaleEpoch,
-                           fmt::format("shard {} is at epoch {}, the command at {}", shard, it->second, epoch),
-                           std::nullopt};
+      return ps::ShardingError{ps::ShardingErrorKind::StaleEpoch,
+                               fmt::format("shard {} is at epoch {}, the command at {}", shard, it->second, epoch),
+                               std::nullopt};
     }
   }
   return std::nullopt;
 }
 
-Result<Unit, ShardingError> AssignmentCache::assign(const PodRef& pod, const std::vector<std::uint32_t>& shards,
-                                                    std::uint64_t epoch) {
+Result<Unit, ps::ShardingError> AssignmentCache::assign(const ps::PodRef& pod, const std::vector<std::uint32_t>& shards,
+                                                        std::uint64_t epoch) {
   std::unique_lock lock(mutex_);
   if (auto error = check(pod, shards, epoch)) return Err{std::move(*error)};
-  if (draining_) return Err{ShardingError{ShardingErrorKind::Draining, "the pod is stopping", std::nullopt}};
+  if (draining_) return Err{ps::ShardingError{ps::ShardingErrorKind::Draining, "the pod is stopping", std::nullopt}};
   for (auto shard : shards) {
     own_[shard] = epoch;
     last_epoch_[shard] = epoch;
@@ -126,8 +128,9 @@ Result<Unit, ShardingError> AssignmentCache::assign(const PodRef& pod, const std
   return Unit{};
 }
 
-Result<Unit, ShardingError> AssignmentCache::unassign(const PodRef& pod, const std::vector<std::uint32_t>& shards,
-                                                      std::uint64_t epoch) {
+Result<Unit, ps::ShardingError> AssignmentCache::unassign(const ps::PodRef& pod,
+                                                          const std::vector<std::uint32_t>& shards,
+                                                          std::uint64_t epoch) {
   std::unique_lock lock(mutex_);
   if (auto error = check(pod, shards, epoch)) return Err{std::move(*error)};
   for (auto shard : shards) {
@@ -143,14 +146,14 @@ void AssignmentCache::start_draining() {
   draining_ = true;
 }
 
-void AssignmentCache::note_unreachable(const PodRef& pod) {
+void AssignmentCache::note_unreachable(const ps::PodRef& pod) {
   std::unique_lock lock(mutex_);
   unreachable_.insert(pod);
 }
 
-std::vector<PodRef> AssignmentCache::take_unreachable() {
+std::vector<ps::PodRef> AssignmentCache::take_unreachable() {
   std::unique_lock lock(mutex_);
-  std::vector<PodRef> pods(unreachable_.begin(), unreachable_.end());
+  std::vector<ps::PodRef> pods(unreachable_.begin(), unreachable_.end());
   unreachable_.clear();
   return pods;
 }
@@ -194,4 +197,4 @@ std::size_t AssignmentCache::running_entities(const std::set<std::uint32_t>& sha
   return running;
 }
 
-}  // namespace elfin::sharding
+}  // namespace elfin::actors::sharding

@@ -1,7 +1,7 @@
 // The entities an entity group runs on this pod.
 #include <elfin/actors/sharding/entity_registry.hpp>
 
-namespace elfin::sharding {
+namespace elfin::actors::sharding {
 
 bool EntityRegistry::add(const std::string& id, std::uint32_t shard, std::uint64_t addr, OwnerToken token) {
   std::lock_guard lock(mutex_);
@@ -62,4 +62,4 @@ std::vector<std::uint64_t> EntityRegistry::idle(std::chrono::nanoseconds max_idl
   return actors;
 }
 
-}  // namespace elfin::sharding
+}  // namespace elfin::actors::sharding

@@ -7,14 +7,14 @@
 #include <string>
 
 #include <elfin/message.hpp>
-#include <elfin/sharding/assignments.hpp>
-#include <elfin/sharding/sharding_error.hpp>
+#include <elfin/protocols/sharding/assignments.hpp>
+#include <elfin/protocols/sharding/sharding_error.hpp>
 
-namespace elfin::sharding::internal {
+namespace elfin::actors::sharding::internal {
 
 struct FetchDone {
   bool ok = false;
-  Assignments assignments;
+  protocols::sharding::Assignments assignments;
   std::string detail;
   ELFIN_MESSAGE(sharding_pod, FetchDone, ok, assignments, detail);
 };
@@ -22,8 +22,8 @@ struct FetchDone {
 struct RegisterDone {
   bool ok = false;
   bool refused = false;  ///< the manager answered with an error (else: no answer at all)
-  ShardingErrorKind kind = ShardingErrorKind::Other;
-  Assignments assignments;
+  protocols::sharding::ShardingErrorKind kind = protocols::sharding::ShardingErrorKind::Other;
+  protocols::sharding::Assignments assignments;
   std::string detail;
   ELFIN_MESSAGE(sharding_pod, RegisterDone, ok, refused, kind, assignments, detail);
 };
@@ -67,4 +67,4 @@ struct StopDeadline {
   ELFIN_MESSAGE(sharding_pod, StopDeadline, op);
 };
 
-}  // namespace elfin::sharding::internal
+}  // namespace elfin::actors::sharding::internal

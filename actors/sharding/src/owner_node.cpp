@@ -7,12 +7,13 @@
 #include <elfin/addr.hpp>
 #include <elfin/hashing/shard_function.hpp>
 
-namespace elfin::sharding {
+namespace elfin::actors::sharding {
 
 NodePick owner_node(std::shared_ptr<AssignmentCache> cache, std::string shard_function,
                     std::function<std::optional<std::string>(const Envelope&)> entity_id) {
   auto function = hashing::ShardFunction::parse(shard_function);
-  if (!function) throw std::invalid_argument("sharding::owner_node: " + shard_function + ": bad shard function");
+  if (!function)
+    throw std::invalid_argument("actors::sharding::owner_node: " + shard_function + ": bad shard function");
   return [cache = std::move(cache), function = *function, entity_id = std::move(entity_id)](
              const Envelope& e, const std::vector<std::uint16_t>& connected) -> std::optional<std::uint16_t> {
     auto id = entity_id ? entity_id(e) : std::nullopt;
@@ -32,4 +33,4 @@ NodePick owner_node(std::shared_ptr<AssignmentCache> cache, std::string shard_fu
   };
 }
 
-}  // namespace elfin::sharding
+}  // namespace elfin::actors::sharding

@@ -17,13 +17,15 @@
 
 #include <elfin/actors/sharding.hpp>
 #include <elfin/elfin.hpp>
-#include <elfin/sharding/entity_protocol.hpp>
-#include <elfin/sharding/manager_protocol.hpp>
-#include <elfin/sharding/pod_protocol.hpp>
+#include <elfin/protocols/sharding/entity_protocol.hpp>
+#include <elfin/protocols/sharding/manager_protocol.hpp>
+#include <elfin/protocols/sharding/pod_protocol.hpp>
 
 #include "internal_messages.hpp"
 
-namespace elfin::sharding {
+namespace elfin::actors::sharding {
+
+namespace ps = protocols::sharding;
 
 namespace {
 
@@ -35,7 +37,7 @@ constexpr std::chrono::milliseconds kStopPoll{5};
 
 Task<FetchDone> fetch_task(Ctx ctx) {
   FetchDone done;
-  auto answer = co_await ctx.request(GetAssignments{});
+  auto answer = co_await ctx.request(ps::GetAssignments{});
   if (answer) {
     done.ok = true;
     done.assignments = std::move(answer).value();
@@ -45,7 +47,7 @@ Task<FetchDone> fetch_task(Ctx ctx) {
   co_return done;
 }
 
-Task<RegisterDone> register_task(Ctx ctx, Register request) {
+Task<RegisterDone> register_task(Ctx ctx, ps::Register request) {
   RegisterDone done;
   auto answer = co_await ctx.request(std::move(request));
   if (!answer) {
@@ -61,9 +63,9 @@ Task<RegisterDone> register_task(Ctx ctx, Register request) {
   co_return done;
 }
 
-Task<UnregisterDone> unregister_task(Ctx ctx, PodRef pod) {
+Task<UnregisterDone> unregister_task(Ctx ctx, ps::PodRef pod) {
   UnregisterDone done;
-  auto answer = co_await ctx.request(Unregister{std::move(pod)});
+  auto answer = co_await ctx.request(ps::Unregister{std::move(pod)});
   if (!answer) {
     done.detail = std::string(to_string(answer.error()));
   } else if (!*answer) {
@@ -89,28 +91,30 @@ class Pod {
     while (!validate(config()).empty()) {
       auto envelope = co_await ctx_.recv();
       if (!envelope) co_return;
-      if (const auto* validation = envelope->get<ValidateConfig>()) {
-        on_validate(*validation, envelope->take_token<ValidateConfig>());
-      }
+      co_await handle(*envelope, this, &Pod::on_validate);
     }
     start();
     while (!done_) {
       auto envelope = co_await ctx_.recv();
       if (!envelope) break;
-      dispatch(*envelope);
+      co_await handle(*envelope, this, &Pod::on_ping, &Pod::on_assign, &Pod::on_unassign, &Pod::on_changed,
+                      &Pod::on_fetched, &Pod::on_registered, &Pod::on_retry_start, &Pod::on_report_tick,
+                      &Pod::on_refresh_tick, &Pod::on_backoff, &Pod::on_backoff_done, &Pod::on_passivate_tick,
+                      &Pod::on_stop_check, &Pod::on_stop_deadline, &Pod::on_terminate, &Pod::on_unregistered,
+                      &Pod::on_validate, &Pod::on_config_updated);
     }
   }
 
  private:
   struct Stop {
     std::set<std::uint32_t> shards;
-    std::optional<ResponseToken<UnassignShards>> token;  ///< none: the graceful stop
+    std::optional<ResponseToken<ps::UnassignShards>> token;  ///< none: the graceful stop
   };
 
   const PodConfig& config() const { return ctx_.config(); }
 
   void start() {
-    PodRef self = cache_->self();
+    ps::PodRef self = cache_->self();
     if (self.incarnation == 0) {
       self.address = config().address.empty() ? fmt::format("node-{}", ctx_.addr().node_no()) : config().address;
       self.incarnation = incarnation_;
@@ -135,7 +139,7 @@ class Pod {
   }
 
   void register_self() {
-    Register request{cache_->self(), cache_->endpoint(), config().version, config().shard_function};
+    ps::Register request{cache_->self(), cache_->endpoint(), config().version, config().shard_function};
     ctx_.attach(Stream::once(register_task(ctx_, std::move(request))));
   }
 
@@ -145,69 +149,65 @@ class Pod {
     ctx_.attach(Delay(config().retry_interval, RetryStart{}));
   }
 
-  void dispatch(Envelope& envelope) {
-    if (envelope.is<PingPod>()) {
-      ctx_.respond(envelope.take_token<PingPod>(), cache_->self());
-    } else if (const auto* assign = envelope.get<AssignShards>()) {
-      on_assign(*assign, envelope.take_token<AssignShards>());
-    } else if (const auto* unassign = envelope.get<UnassignShards>()) {
-      on_unassign(*unassign, envelope.take_token<UnassignShards>());
-    } else if (const auto* changed = envelope.get<AssignmentsChanged>()) {
-      on_map(changed->assignments);
-    } else if (const auto* fetched = envelope.get<FetchDone>()) {
-      on_fetched(*fetched);
-    } else if (const auto* registered = envelope.get<RegisterDone>()) {
-      on_registered(*registered);
-    } else if (envelope.is<RetryStart>()) {
-      retry_pending_ = false;
-      if (!draining_ && !registered_) fetch();
-    } else if (envelope.is<ReportTick>()) {
-      report_unreachable();
-    } else if (envelope.is<RefreshTick>()) {
-      // A command newer than the map means a notification is late or lost: ask for the map.
-      if (!fetching_ && cache_->epoch() > cache_->map_epoch()) {
-        log::info("sharding pod {}: map at epoch {}, commands at {}: fetching it", cache_->self(), cache_->map_epoch(),
-                  cache_->epoch());
-        fetch();
-      }
-    } else if (const auto* backoff = envelope.get<Backoff>()) {
-      const std::uint64_t id = ++next_op_;
-      backoffs_.emplace(id, envelope.take_token<Backoff>());
-      ctx_.attach(Delay(std::chrono::milliseconds{backoff->delay_ms}, BackoffDone{id}));
-    } else if (const auto* waited = envelope.get<BackoffDone>()) {
-      if (auto it = backoffs_.find(waited->op); it != backoffs_.end()) {
-        ctx_.respond(std::move(it->second), Unit{});
-        backoffs_.erase(it);
-      }
-    } else if (envelope.is<PassivateTick>()) {
-      passivate();
-    } else if (const auto* check = envelope.get<StopCheck>()) {
-      poll_stop(check->op, false);
-    } else if (const auto* deadline = envelope.get<StopDeadline>()) {
-      poll_stop(deadline->op, true);
-    } else if (const auto* terminate = envelope.get<Terminate>()) {
-      if (terminate->force_close) {
-        done_ = true;
-      } else {
-        begin_drain();
-      }
-    } else if (const auto* unregistered = envelope.get<UnregisterDone>()) {
-      if (!unregistered->detail.empty()) {
-        log::warn("sharding pod {}: unregister failed ({}); the manager will find the pod gone", cache_->self(),
-                  unregistered->detail);
-      }
-      done_ = true;
-    } else if (const auto* validation = envelope.get<ValidateConfig>()) {
-      on_validate(*validation, envelope.take_token<ValidateConfig>());
-    } else if (envelope.is<ConfigUpdated>()) {
-      // A reload changes the timers; the identity and the shard function stay (a new address
-      // or function is a new pod: restart it).
-      if (refresh_) refresh_->set_period(config().refresh_interval);
-      if (report_) report_->set_period(std::min(config().unhealthy_report_interval, std::chrono::milliseconds{100}));
-      if (passivate_) {
-        passivate_->set_period(std::max(config().entity_max_idle_time / 4, std::chrono::milliseconds{1}));
-      }
+  void on_ping(const ps::PingPod&, ResponseToken<ps::PingPod> token) { ctx_.respond(std::move(token), cache_->self()); }
+
+  void on_changed(const ps::AssignmentsChanged& changed) { on_map(changed.assignments); }
+
+  void on_retry_start(const RetryStart&) {
+    retry_pending_ = false;
+    if (!draining_ && !registered_) fetch();
+  }
+
+  void on_report_tick(const ReportTick&) { report_unreachable(); }
+
+  void on_refresh_tick(const RefreshTick&) {
+    // A command newer than the map means a notification is late or lost: ask for the map.
+    if (!fetching_ && cache_->epoch() > cache_->map_epoch()) {
+      log::info("sharding pod {}: map at epoch {}, commands at {}: fetching it", cache_->self(), cache_->map_epoch(),
+                cache_->epoch());
+      fetch();
     }
+  }
+
+  void on_backoff(const ps::Backoff& backoff, ResponseToken<ps::Backoff> token) {
+    const std::uint64_t id = ++next_op_;
+    backoffs_.emplace(id, std::move(token));
+    ctx_.attach(Delay(std::chrono::milliseconds{backoff.delay_ms}, BackoffDone{id}));
+  }
+
+  void on_backoff_done(const BackoffDone& waited) {
+    if (auto it = backoffs_.find(waited.op); it != backoffs_.end()) {
+      ctx_.respond(std::move(it->second), Unit{});
+      backoffs_.erase(it);
+    }
+  }
+
+  void on_passivate_tick(const PassivateTick&) { passivate(); }
+  void on_stop_check(const StopCheck& check) { poll_stop(check.op, false); }
+  void on_stop_deadline(const StopDeadline& deadline) { poll_stop(deadline.op, true); }
+
+  void on_terminate(const Terminate& terminate) {
+    if (terminate.force_close) {
+      done_ = true;
+    } else {
+      begin_drain();
+    }
+  }
+
+  void on_unregistered(const UnregisterDone& unregistered) {
+    if (!unregistered.detail.empty()) {
+      log::warn("sharding pod {}: unregister failed ({}); the manager will find the pod gone", cache_->self(),
+                unregistered.detail);
+    }
+    done_ = true;
+  }
+
+  void on_config_updated(const ConfigUpdated&) {
+    // A reload changes the timers; the identity and the shard function stay (a new address
+    // or function is a new pod: restart it).
+    if (refresh_) refresh_->set_period(config().refresh_interval);
+    if (report_) report_->set_period(std::min(config().unhealthy_report_interval, std::chrono::milliseconds{100}));
+    if (passivate_) passivate_->set_period(std::max(config().entity_max_idle_time / 4, std::chrono::milliseconds{1}));
   }
 
   void on_validate(const ValidateConfig& request, ResponseToken<ValidateConfig> token) {
@@ -249,16 +249,16 @@ class Pod {
     on_map(registered.assignments);
   }
 
-  void on_map(const Assignments& map) {
+  void on_map(const ps::Assignments& map) {
     if (!cache_->apply(map)) return;
     publish();
     // A map that no longer lists a registered pod means the manager found it dead: its shards
     // are someone else's now, so it serves none of them and joins again.
     // (A register changes the pods, not the epoch: only a newer map can have dropped this pod.)
     if (registered_ && !draining_ && map.epoch > registered_epoch_) {
-      const PodRef self = cache_->self();
+      const ps::PodRef self = cache_->self();
       const bool listed =
-          std::any_of(map.pods.begin(), map.pods.end(), [&](const PodEntry& e) { return e.pod == self; });
+          std::any_of(map.pods.begin(), map.pods.end(), [&](const ps::PodEntry& e) { return e.pod == self; });
       if (!listed) {
         log::warn("sharding pod {}: the manager's map at epoch {} no longer lists this pod; registering again", self,
                   map.epoch);
@@ -271,7 +271,7 @@ class Pod {
     }
   }
 
-  void on_assign(const AssignShards& assign, ResponseToken<AssignShards> token) {
+  void on_assign(const ps::AssignShards& assign, ResponseToken<ps::AssignShards> token) {
     auto result = cache_->assign(assign.pod, assign.shards, assign.epoch);
     if (!result) {
       log::warn("sharding pod {}: assign of {} shards at epoch {} refused: {}", cache_->self(), assign.shards.size(),
@@ -281,7 +281,7 @@ class Pod {
     publish();
   }
 
-  void on_unassign(const UnassignShards& unassign, ResponseToken<UnassignShards> token) {
+  void on_unassign(const ps::UnassignShards& unassign, ResponseToken<ps::UnassignShards> token) {
     auto result = cache_->unassign(unassign.pod, unassign.shards, unassign.epoch);
     if (!result) {
       ctx_.respond(std::move(token), std::move(result));
@@ -304,7 +304,7 @@ class Pod {
     begin_stop(std::move(shards), std::nullopt, true);
   }
 
-  void begin_stop(std::set<std::uint32_t> shards, std::optional<ResponseToken<UnassignShards>> token, bool drain) {
+  void begin_stop(std::set<std::uint32_t> shards, std::optional<ResponseToken<ps::UnassignShards>> token, bool drain) {
     const std::uint64_t op = ++next_op_;
     terminate(cache_->stop_entities(shards));
     stops_.emplace(op, Stop{std::move(shards), std::move(token)});
@@ -351,7 +351,7 @@ class Pod {
       if (last != std::chrono::steady_clock::time_point{} && now - last < config().unhealthy_report_interval) continue;
       last = now;
       log::info("sharding pod {}: {} is unreachable; reporting it to the manager", cache_->self(), pod);
-      std::ignore = ctx_.try_send(ReportUnhealthyPod{pod, cache_->self()});
+      std::ignore = ctx_.try_send(ps::ReportUnhealthyPod{pod, cache_->self()});
     }
   }
 
@@ -373,7 +373,7 @@ class Pod {
   std::optional<Interval<RefreshTick>> refresh_;
   std::optional<Interval<PassivateTick>> passivate_;
   std::optional<Interval<ReportTick>> report_;
-  std::map<PodRef, std::chrono::steady_clock::time_point> reported_;
+  std::map<ps::PodRef, std::chrono::steady_clock::time_point> reported_;
   bool registered_ = false;
   bool registering_ = false;
   bool fetching_ = false;
@@ -384,7 +384,7 @@ class Pod {
   std::uint64_t next_op_ = 0;
   std::uint64_t drain_op_ = 0;
   std::map<std::uint64_t, Stop> stops_;
-  std::map<std::uint64_t, ResponseToken<Backoff>> backoffs_;
+  std::map<std::uint64_t, ResponseToken<ps::Backoff>> backoffs_;
 };
 
 Task<> pod_exec(Ctx ctx, std::shared_ptr<AssignmentCache> cache, std::uint64_t incarnation) {
@@ -414,4 +414,4 @@ void register_blueprints(BlueprintRegistry& registry) {
                              "a pod's sharding actor: registers with the shard manager, holds the assignment cache");
 }
 
-}  // namespace elfin::sharding
+}  // namespace elfin::actors::sharding

@@ -108,15 +108,6 @@ AnyMessage AnyMessage::from(const Envelope& envelope) {
 
 std::string AnyMessage::encode() const { return encode_message(*vtable_, object_); }
 
-Envelope AnyMessage::into_envelope(Addr sender, TraceId trace_id) && {
-  detail::EnvelopeBlock* block = vtable_->make_block(object_);
-  vtable_->destroy(std::exchange(object_, nullptr));  // make_block moved the message out
-  block->sender = sender;
-  block->trace_id = trace_id;
-  block->sent_at = detail::send_stamp();
-  return detail::EnvelopeAccess::adopt(block);
-}
-
 std::string encode_message(const MessageVTable& vtable, const void* message) {
   std::string out;
   vtable.pack(message, out);

@@ -232,10 +232,6 @@ Result<AnyConfig, ConfigError> AnyConfig::from_file(const std::string& path) {
   return from_toml(text.str(), path);
 }
 
-AnyConfig AnyConfig::from_msgpack(std::string bytes) {
-  return AnyConfig{std::make_shared<const std::string>(std::move(bytes))};
-}
-
 AnyConfig AnyConfig::from_object(const msgpack::object& map) {
   return AnyConfig{std::make_shared<const std::string>(pack_object(map))};
 }

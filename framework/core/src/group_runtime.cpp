@@ -130,6 +130,7 @@ std::size_t GroupRuntime::restarting_actors() const {
 void GroupRuntime::relaunch(ActorCell& cell) {
   // The cell is Dead (no one runs or schedules it) until start_actor makes it Idle, so its
   // per-lifecycle state is ours to reset.
+  restarts_.fetch_add(1, std::memory_order_relaxed);
   cell.begin_lifecycle(ActorStartInfo{ActorStartCause::Restarted, cell.backoff().attempt()});
   cell.task_ = make_task(cell);
   start_actor(cell);

@@ -68,6 +68,8 @@ class MetricsStorage {
     const std::string* waiting_time;
     const std::string* busy_time;
     const std::string* status_changes;
+    const std::string* requests;
+    const std::string* request_time;
   };
 
   MetricsStorage();

@@ -445,6 +445,8 @@ std::vector<MetricSample> scrape(const detail::GroupRuntime& any_group) {
             static_cast<double>(by_status[i]));
     }
     gauge("elfin_restarting_actors", {{"actor_group", g->name()}}, static_cast<double>(g->restarting_actors()));
+    gauge("elfin_restarts_total", {{"actor_group", g->name()}}, static_cast<double>(g->restarts()));
+    samples.back().kind = MetricKind::Counter;
   }
   const auto logs = system.logging_counters();
   for (std::size_t i = 0; i < kLogLevels; ++i) {

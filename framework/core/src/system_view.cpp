@@ -1,5 +1,7 @@
 #include <elfin/system_view.hpp>
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "system_core.hpp"
@@ -33,6 +35,12 @@ AnyConfig SystemView::applied_config(std::string_view group) const {
 }
 
 const std::string& SystemView::config_path() const { return core_->options().config_path; }
+
+std::string SystemView::resolve_path(std::string_view path) const {
+  const std::filesystem::path given(path);
+  if (path.empty() || given.is_absolute() || config_path().empty()) return std::string(path);
+  return (std::filesystem::path(config_path()).parent_path() / given).lexically_normal().string();
+}
 
 void SystemView::fail(std::string reason) const { core_->fail(std::move(reason)); }
 

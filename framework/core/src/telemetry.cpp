@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/envelope_block.hpp>
@@ -26,6 +27,52 @@ void Histogram::merge(const Histogram& other) {
   for (std::size_t i = 0; i < counts.size(); ++i) counts[i] += other.counts[i];
   count += other.count;
   sum += other.sum;
+}
+
+namespace {
+
+// Help texts of metric families, process-wide like the message registry: a family's meaning does
+// not depend on the system recording it. Read once per family and scrape, so a mutex is cheap.
+struct Descriptions {
+  std::mutex mu;
+  std::map<std::string, std::string, std::less<>> help;
+};
+
+Descriptions& descriptions() {
+  static Descriptions* d = [] {
+    auto* out = new Descriptions;  // NOLINT(cppcoreguidelines-owning-memory): lives as long as the process
+    for (const auto& [name, help] : std::initializer_list<std::pair<const char*, const char*>>{
+             {"elfin_sent_messages_total", "Messages the group's actors sent (a multicast counts once)"},
+             {"elfin_message_handling_time_seconds", "Time from receiving a message to the next recv, by message"},
+             {"elfin_message_waiting_time_seconds", "Time from send to receive (in the mailbox), sampled"},
+             {"elfin_busy_time_seconds", "Each run of an actor on a worker, from resume to suspend"},
+             {"elfin_actor_status_changes_total", "Actor status changes, by the status entered"},
+             {"elfin_requests_total", "Requests the group's actors made, by how they ended (Ok, Failed, Ignored)"},
+             {"elfin_request_time_seconds", "Time from sending a request to its answer, as the requester saw it"},
+             {"elfin_active_actors", "Actors alive now, by status"},
+             {"elfin_restarting_actors", "Actors waiting for their restart"},
+             {"elfin_restarts_total", "Actors restarted by the group's restart policy"},
+             {"elfin_emitted_events_total", "Log records emitted by the group's actors, by level"},
+             {"elfin_limited_events_total", "Log records dropped by the logging rate limit, by level"},
+             {"elfin_lost_events_total", "Log records lost because the logger could not keep up, by level"},
+             {"elfin_emitted_dumps_total", "Messages dumped"},
+             {"elfin_limited_dumps_total", "Messages not dumped because of the dumping rate limit"},
+             {"elfin_lost_dumps_total", "Dumps dropped because the dumper fell behind (its storage was full)"},
+         }) {
+      out->help.emplace(name, help);
+    }
+    return out;
+  }();
+  return *d;
+}
+
+}  // namespace
+
+std::string help_of(std::string_view name) {
+  auto& d = descriptions();
+  std::lock_guard lock(d.mu);
+  auto it = d.help.find(name);
+  return it == d.help.end() ? std::string{} : it->second;
 }
 
 }  // namespace telemetry
@@ -65,6 +112,7 @@ struct SeriesId {
   std::string actor_key;
   const MessageVTable* message = nullptr;
   std::int8_t status = -1;
+  std::int8_t outcome = -1;  // RequestOutcome, for elfin_requests_total
   friend bool operator==(const SeriesId&, const SeriesId&) = default;
 };
 
@@ -76,9 +124,12 @@ struct SeriesIdHash {
     mix(std::hash<std::string>{}(k.actor_key) + (k.has_key ? 1 : 0));
     mix(std::hash<const void*>{}(k.message));
     mix(static_cast<std::size_t>(k.status + 1));
+    mix(static_cast<std::size_t>(k.outcome + 1));
     return h;
   }
 };
+
+constexpr std::array<const char*, kRequestOutcomes> kOutcomeNames{"Ok", "Failed", "Ignored"};
 
 }  // namespace
 
@@ -99,6 +150,8 @@ MetricsStorage::MetricsStorage() : id_(g_next_storage_id.fetch_add(1, std::memor
   names_.waiting_time = intern("elfin_message_waiting_time_seconds");
   names_.busy_time = intern("elfin_busy_time_seconds");
   names_.status_changes = intern("elfin_actor_status_changes_total");
+  names_.requests = intern("elfin_requests_total");
+  names_.request_time = intern("elfin_request_time_seconds");
 }
 
 MetricsStorage::~MetricsStorage() = default;
@@ -222,6 +275,17 @@ std::vector<telemetry::MetricSample> MetricsStorage::snapshot() const {
             }
             if (auto handling = histogram(m.handling); handling.histogram.count > 0)
               add(id(names_.handling_time, message), handling);
+            for (std::size_t o = 0; o < kRequestOutcomes; ++o) {
+              if (const std::uint64_t n = m.requests[o].load(); n > 0) {
+                MetricValue v;
+                v.counter = n;
+                SeriesId requests = id(names_.requests, message);
+                requests.outcome = static_cast<std::int8_t>(o);
+                add(std::move(requests), v);
+              }
+            }
+            if (auto took = histogram(m.request_time); took.histogram.count > 0)
+              add(id(names_.request_time, message), took);
           });
         }
       }
@@ -241,6 +305,7 @@ std::vector<telemetry::MetricSample> MetricsStorage::snapshot() const {
     if (key.status >= 0) {
       sample.labels.emplace_back("status", std::string{to_string(static_cast<ActorStatusKind>(key.status))});
     }
+    if (key.outcome >= 0) sample.labels.emplace_back("outcome", kOutcomeNames[static_cast<unsigned char>(key.outcome)]);
     sample.kind = value.kind;
     sample.value = value.kind == telemetry::MetricKind::Counter ? static_cast<double>(value.counter) : value.gauge;
     sample.histogram = value.histogram;
@@ -300,6 +365,13 @@ GroupSeries& GroupTelemetry::refresh_series(ActorCell& cell, bool keyed) {
 
 void GroupTelemetry::count_sent(ActorCell& cell, const MessageVTable& message) {
   cell.telemetry_.sent.get(series(cell), message).sent.add(1);
+}
+
+void GroupTelemetry::count_request(ActorCell& cell, const MessageVTable& request, RequestOutcome outcome,
+                                   std::uint64_t ns) {
+  MessageSeries& m = cell.telemetry_.sent.get(series(cell), request);
+  m.requests[static_cast<std::size_t>(outcome)].add(1);
+  m.request_time.record_ns(ns);
 }
 
 void GroupTelemetry::close_window(ActorCell& cell, GroupSeries& s, TelemetryStamp now) {
@@ -384,6 +456,12 @@ void increment_counter(std::string_view name, std::uint64_t by) {
 void set_gauge(std::string_view name, double value) {
   with_current_actor(
       name, [value](auto& storage, const auto& key, const auto& owner) { storage.set_gauge(key, value, owner); });
+}
+
+void describe(std::string_view name, std::string_view help) {
+  auto& d = telemetry::descriptions();
+  std::lock_guard lock(d.mu);
+  d.help.insert_or_assign(std::string(name), std::string(help));
 }
 
 void record_histogram(std::string_view name, double value) {

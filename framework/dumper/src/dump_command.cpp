@@ -30,8 +30,6 @@ void write(std::FILE* stream, std::string_view text) { std::fwrite(text.data(), 
 
 }  // namespace
 
-std::string_view dump_command_usage() { return kUsage; }
-
 Result<DumpCommand, DumpArgumentError> parse_dump_command(const std::vector<std::string_view>& args,
                                                           std::uint64_t now_ns) {
   DumpCommand command;
@@ -100,7 +98,10 @@ int run_dump_command(const DumpCommand& command, std::FILE* out, std::FILE* err,
   auto report = [&](const MalformedLine& bad) {
     write(err, fmt::format("{}:{}: skipped malformed line: {}\n", bad.file, bad.line_no, bad.reason));
   };
+  // Written after flushing what is buffered for `out`: when both go to one pipe (`2>&1 | less`),
+  // the summary follows the table instead of landing in its middle.
   auto summary = [&] {
+    std::fflush(out);
     write(err,
           fmt::format("{} lines read, {} matched, {} malformed\n", stats.lines_read, stats.matched, stats.malformed));
   };

@@ -12,6 +12,7 @@
 #include <elfin/interval.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/signal.hpp>
+#include <elfin/system_view.hpp>
 #include <elfin/telemetry.hpp>
 
 namespace elfin::dumper {
@@ -55,12 +56,12 @@ Task<> exec(Context<Config> ctx) {
     if (config.path.empty()) {
       throw std::invalid_argument{"[system.dumpers] path is not set: where should dumps be written?"};
     }
-    if (config.path != path) {
+    if (std::string wanted = SystemView::of(ctx).resolve_path(config.path); wanted != path) {
       write_out();
       writer.reset();  // flushes what it holds into the old file
-      writer = std::make_unique<DumpFileWriter>(config.path, storage != nullptr ? storage->node_no() : 0,
+      writer = std::make_unique<DumpFileWriter>(wanted, storage != nullptr ? storage->node_no() : 0,
                                                 config.max_body_size.bytes, storage);
-      path = config.path;
+      path = std::move(wanted);
       tick.start(config.write_interval);
     } else {
       writer->set_max_body_size(config.max_body_size.bytes);
@@ -91,7 +92,12 @@ Task<> exec(Context<Config> ctx) {
 
 }  // namespace
 
-Blueprint blueprint() { return ActorGroup().config<Config>().exec(exec); }
+Blueprint blueprint() {
+  metrics::describe("elfin_written_dumps_total", "Dumps the dumper wrote to its file");
+  metrics::describe("elfin_lost_written_dumps_total",
+                    "Dumps of batches the dump file did not take (disk full, no such directory)");
+  return ActorGroup().config<Config>().exec(exec);
+}
 
 }  // namespace elfin::dumper
 

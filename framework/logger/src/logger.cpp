@@ -16,6 +16,7 @@
 #include <elfin/logging.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/signal.hpp>
+#include <elfin/system_view.hpp>
 #include <elfin/telemetry.hpp>
 
 namespace elfin::logger {
@@ -99,9 +100,11 @@ Task<> exec(Context<Config> ctx) {
     co_await handle(
         *envelope,
         [&](const ConfigUpdated&) {
-          if (!is_open || ctx.config().sink != opened.sink || ctx.config().path != opened.path) {
-            sink.open(ctx.config());
-            opened = ctx.config();
+          Config wanted = ctx.config();
+          wanted.path = SystemView::of(ctx).resolve_path(wanted.path);
+          if (!is_open || wanted.sink != opened.sink || wanted.path != opened.path) {
+            sink.open(wanted);
+            opened = std::move(wanted);
             is_open = true;
           }
         },

@@ -12,6 +12,7 @@
 #include <elfin/internal/system_hooks.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/messages.hpp>
+#include <elfin/telemetry.hpp>
 
 #include "connection.hpp"
 #include "network_state.hpp"
@@ -241,6 +242,11 @@ std::optional<std::uint16_t> first_connected(const NetworkState& net, const std:
 }  // namespace
 
 Blueprint blueprint() {
+  metrics::describe("elfin_network_sent_messages_total", "Message and Response frames written to the peer node");
+  metrics::describe("elfin_network_received_messages_total", "Message and Response frames read from the peer node");
+  metrics::describe("elfin_network_sent_bytes_total", "Bytes written to the peer's connections, handshake included");
+  metrics::describe("elfin_network_received_bytes_total", "Bytes read from the peer's connections, handshake included");
+  metrics::describe("elfin_network_rtt_seconds", "Round trip of the last Ping on the connection to the peer");
   return Blueprint{[](elfin::detail::GroupInit init) {
     const std::uint16_t self_node = init.addr.node_no();
     MapRouter<std::uint64_t> router{[self_node](const Envelope& e) -> Outcome<std::uint64_t> {

@@ -11,6 +11,7 @@ std::vector<prometheus::MetricFamily> to_families(std::vector<telemetry::MetricS
     auto& family = families[sample.name];
     if (family.name.empty()) {
       family.name = sample.name;
+      family.help = telemetry::help_of(sample.name);
       switch (sample.kind) {
         case telemetry::MetricKind::Counter:
           family.type = prometheus::MetricType::Counter;

@@ -45,6 +45,10 @@ Result<ShardFunction, ShardFunctionError> ShardFunction::latest(ShardAlgorithm a
   return create(algorithm, latest_version(algorithm), shards);
 }
 
+std::string config_problem(const ShardFunctionError& error) {
+  return fmt::format("{} (expected e.g. \"jump-xxh64/1:1024\" or \"shardcake/1:300\")", error);
+}
+
 Result<ShardFunction, ShardFunctionError> ShardFunction::parse(std::string_view text) {
   const auto slash = text.find('/');
   const auto colon = text.find(':');

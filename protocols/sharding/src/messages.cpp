@@ -1,22 +1,22 @@
 // The sharding protocol's message vtables, compiled once.
 #include <string_view>
 
-#include <elfin/sharding/entity_protocol.hpp>
-#include <elfin/sharding/manager_protocol.hpp>
-#include <elfin/sharding/pod_protocol.hpp>
-#include <elfin/sharding/sharding_error.hpp>
+#include <elfin/protocols/sharding/entity_protocol.hpp>
+#include <elfin/protocols/sharding/manager_protocol.hpp>
+#include <elfin/protocols/sharding/pod_protocol.hpp>
+#include <elfin/protocols/sharding/sharding_error.hpp>
 
-ELFIN_INSTANTIATE_MESSAGE(elfin::sharding::Register);
-ELFIN_INSTANTIATE_MESSAGE(elfin::sharding::Unregister);
-ELFIN_INSTANTIATE_MESSAGE(elfin::sharding::GetAssignments);
-ELFIN_INSTANTIATE_MESSAGE(elfin::sharding::ReportUnhealthyPod);
-ELFIN_INSTANTIATE_MESSAGE(elfin::sharding::PingPod);
-ELFIN_INSTANTIATE_MESSAGE(elfin::sharding::AssignShards);
-ELFIN_INSTANTIATE_MESSAGE(elfin::sharding::UnassignShards);
-ELFIN_INSTANTIATE_MESSAGE(elfin::sharding::AssignmentsChanged);
-ELFIN_INSTANTIATE_MESSAGE(elfin::sharding::Backoff);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::sharding::Register);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::sharding::Unregister);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::sharding::GetAssignments);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::sharding::ReportUnhealthyPod);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::sharding::PingPod);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::sharding::AssignShards);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::sharding::UnassignShards);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::sharding::AssignmentsChanged);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::sharding::Backoff);
 
-namespace elfin::sharding {
+namespace elfin::protocols::sharding {
 
 std::string_view to_string(ShardingErrorKind kind) noexcept {
   switch (kind) {
@@ -46,4 +46,4 @@ std::string_view to_string(ShardingErrorKind kind) noexcept {
   return "unknown sharding error";
 }
 
-}  // namespace elfin::sharding
+}  // namespace elfin::protocols::sharding

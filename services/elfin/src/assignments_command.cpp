@@ -14,7 +14,7 @@
 #include <elfin/assignment/assignment_map.hpp>
 #include <elfin/delay.hpp>
 #include <elfin/network/network.hpp>
-#include <elfin/sharding/manager_protocol.hpp>
+#include <elfin/protocols/sharding/manager_protocol.hpp>
 #include <elfin/system.hpp>
 #include <elfin/topology.hpp>
 
@@ -108,7 +108,7 @@ Result<AssignmentsArgs, std::string> parse(const std::vector<std::string_view>& 
 /// Where the asking actor leaves what it got.
 struct Outcome {
   std::mutex mutex;
-  std::optional<sharding::Assignments> assignments;
+  std::optional<protocols::sharding::Assignments> assignments;
   std::string error;
 };
 
@@ -122,7 +122,7 @@ Task<> ask(Context<> ctx, std::shared_ptr<Outcome> outcome, std::chrono::seconds
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string last_error = "no answer";
   for (;;) {
-    auto answer = co_await ctx.request(sharding::GetAssignments{});
+    auto answer = co_await ctx.request(protocols::sharding::GetAssignments{});
     if (answer) {
       std::lock_guard lock(outcome->mutex);
       outcome->assignments = std::move(answer).value();
@@ -142,7 +142,7 @@ Task<> ask(Context<> ctx, std::shared_ptr<Outcome> outcome, std::chrono::seconds
   ctx.terminate_system("the map was asked for");
 }
 
-void print(std::FILE* out, const sharding::Assignments& map) {
+void print(std::FILE* out, const protocols::sharding::Assignments& map) {
   fmt::print(out, "epoch {}, {}, {} pods\n", map.epoch, map.shard_function, map.pods.size());
   for (const auto& pod : map.pods) {
     const auto shards = map.shards_of(pod.pod);
@@ -198,7 +198,7 @@ discovery.attempt_interval = "500ms"
   }
   system->join();
   std::lock_guard lock(outcome->mutex);
-  const std::optional<sharding::Assignments>& assignments = outcome->assignments;
+  const std::optional<protocols::sharding::Assignments>& assignments = outcome->assignments;
   if (!assignments) {
     fmt::print(err, "elfin shard --assignments: {}\n", outcome->error.empty() ? "no answer" : outcome->error);
     return 1;

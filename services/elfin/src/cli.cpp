@@ -36,7 +36,7 @@ namespace {
 constexpr std::string_view kConfigurers = "system.configurers";
 constexpr std::string_view kConfigurerBlueprint = "elfin.configurer";
 
-constexpr const char* kUsage = R"(usage: elfin <command> [options]
+constexpr std::string_view kUsage = R"(usage: {0} <command> [options]
 
 commands:
   run <topology.toml> [--config <file>]
@@ -50,9 +50,9 @@ commands:
         List the blueprints this binary can mount.
   dump [options] FILE...
         Read dump files: merge, sort by time, filter by trace, group, message, time and
-        direction; a table, or --json for NDJSON. `elfin dump --help` lists the options.
+        direction; a table, or --json for NDJSON. `{0} dump --help` lists the options.
   shard [--function jump|shardcake] [--shards N] KEY...
-        Print the shard each key routes to. `elfin shard --help` lists the options.
+        Print the shard each key routes to. `{0} shard --help` lists the options.
   wal inspect DIR
         List a WAL directory's segments, each partition's index range, checksums and any
         damage with file, byte offset and partition. Changes nothing.
@@ -65,6 +65,13 @@ options:
 
 Topology files and configs: see the guide's "Topology files" and "Configuration" chapters.
 )";
+
+// The binary's name (argv[0] without its directory): help and errors name the program the user
+// ran, which is `elfin` or a service's own binary built on cli::main. Set once, before anything
+// reads it.
+std::string g_program = "elfin";
+
+std::string usage() { return fmt::format(fmt::runtime(kUsage), g_program); }
 
 struct Args {
   std::string command;
@@ -99,14 +106,14 @@ Result<Args, std::string> parse_args(const std::vector<std::string_view>& argv) 
 }
 
 int usage_error(const std::string& what) {
-  fmt::print(stderr, "elfin: {}\n\n{}", what, kUsage);
+  fmt::print(stderr, "{}: {}\n\n{}", g_program, what, usage());
   return 2;
 }
 
 int check(const Args& args, const BlueprintRegistry& registry) {
   auto node = load_node(args.topology, args.config, registry);
   if (!node) {
-    fmt::print(stderr, "elfin: {}\n", node.error());
+    fmt::print(stderr, "{}: {}\n", g_program, node.error());
     return 1;
   }
   std::size_t groups = node->topology.groups().size();
@@ -114,12 +121,12 @@ int check(const Args& args, const BlueprintRegistry& registry) {
   for (const auto& group : node->topology.groups()) routes += group.routes.size();
   auto checked = System::check(node->topology, node->start_options());
   if (!checked) {
-    fmt::print(stderr, "elfin: {}\n", checked.error());
+    fmt::print(stderr, "{}: {}\n", g_program, checked.error());
     return 1;
   }
   for (const auto& warning : *checked) fmt::print(stderr, "warning: {}\n", warning);
   if (args.strict && !checked->empty()) {
-    fmt::print(stderr, "elfin: {} warning(s), and --strict makes them errors\n", checked->size());
+    fmt::print(stderr, "{}: {} warning(s), and --strict makes them errors\n", g_program, checked->size());
     return 1;
   }
   fmt::print("ok: {}: node {} (`{}`), {} groups, {} routes, {} remote groups, config {}\n", node->source, node->node_no,
@@ -138,7 +145,7 @@ int dump(const std::vector<std::string_view>& args) {
   auto command = dumper::parse_dump_command(
       args, static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
   if (!command) {
-    fmt::print(stderr, "elfin dump: {}\n", command.error());
+    fmt::print(stderr, "{} dump: {}\n", g_program, command.error());
     return 2;
   }
   if (command->follow) {
@@ -151,7 +158,7 @@ int dump(const std::vector<std::string_view>& args) {
 int run(const Args& args, const BlueprintRegistry& registry) {
   auto node = load_node(args.topology, args.config, registry);
   if (!node) {
-    fmt::print(stderr, "elfin: {}\n", node.error());
+    fmt::print(stderr, "{}: {}\n", g_program, node.error());
     return 1;
   }
   return elfin::run(node->topology, node->start_options());
@@ -203,11 +210,15 @@ int dispatch(int argc, char** argv, const BlueprintRegistry& registry) {
   if (args.empty()) return usage_error("no command given");
   const std::string_view command = args.front();
   if (command == "-h" || command == "--help" || command == "help") {
-    fmt::print("{}", kUsage);
+    fmt::print("{}", usage());
     return 0;
   }
   if (command == "--version" || command == "version") {
-    fmt::print("elfin {}\n", ELFIN_VERSION);
+    if (g_program == "elfin") {
+      fmt::print("elfin {}\n", ELFIN_VERSION);
+    } else {
+      fmt::print("{} (elfin {})\n", g_program, ELFIN_VERSION);
+    }
     return 0;
   }
   if (command == "blueprints") {
@@ -220,7 +231,7 @@ int dispatch(int argc, char** argv, const BlueprintRegistry& registry) {
   if (command != "run" && command != "check") return usage_error(fmt::format("unknown command `{}`", command));
   for (auto arg : args) {
     if (arg == "-h" || arg == "--help") {
-      fmt::print("{}", kUsage);
+      fmt::print("{}", usage());
       return 0;
     }
   }
@@ -234,10 +245,13 @@ int dispatch(int argc, char** argv, const BlueprintRegistry& registry) {
 int main(int argc, char** argv, const BlueprintRegistry& registry) {
   // Expected failures are values all the way up; an exception here is a bug (or out of memory),
   // reported like any other error rather than as an abort.
+  if (argc > 0 && argv[0] != nullptr && *argv[0] != '\0') {
+    g_program = std::filesystem::path(argv[0]).filename().string();
+  }
   try {
     return dispatch(argc, argv, registry);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "elfin: internal error: {}\n", e.what());
+    fmt::print(stderr, "{}: internal error: {}\n", g_program, e.what());
     return 1;
   }
 }

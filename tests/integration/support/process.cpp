@@ -277,6 +277,7 @@ bool address_in_use(std::string_view output) {
 }
 
 std::string elfin_binary() { return ELFIN_BINARY; }
+std::string demo_binary() { return ELFIN_DEMO_BINARY; }
 
 std::filesystem::path source_dir() { return ELFIN_SOURCE_DIR; }
 

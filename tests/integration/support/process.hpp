@@ -133,6 +133,8 @@ class Process {
 
 /// The `elfin` binary of this build (from CMake: `$<TARGET_FILE:elfin>`).
 [[nodiscard]] std::string elfin_binary();
+/// `elfin-demo`, the command line with the examples' groups (`$<TARGET_FILE:elfin_demo>`).
+[[nodiscard]] std::string demo_binary();
 /// The source tree's root, for files such as examples/ping_pong/topology.toml.
 [[nodiscard]] std::filesystem::path source_dir();
 

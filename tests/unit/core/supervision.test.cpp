@@ -240,6 +240,26 @@ TEST_CASE("messages sent to an actor waiting to restart are kept and handled by 
   CHECK(describe(answer) == "ok:hello from restarted#1");
 }
 
+TEST_CASE("proxy.sync under virtual time while the actor waits for its restart names sync and advance",
+          "[core][supervision]") {
+  auto proxy = virtual_proxy(ActorGroup().restart_policy(RestartPolicy::on_failure(params_4_36())).exec(phoenix));
+  REQUIRE(recv_seen(proxy, 1) == Lines{"0:started:spawned"});
+  proxy.send(Boom{"down for 4 s"});
+  REQUIRE(eventually([&] { return proxy.system().core_group("subject")->restarting_actors() == 1; }));
+  proxy.set_timeout(200ms);
+  std::string error;
+  try {
+    proxy.sync();
+  } catch (const testing::ProxyError& e) {
+    error = e.what();
+  }
+  CHECK_THAT(error, Catch::Matchers::StartsWith("proxy.sync") && Catch::Matchers::Contains("proxy.advance"));
+  proxy.set_timeout(5s);
+  proxy.advance(4s);
+  proxy.sync();  // the restarted actor answers the Ping
+  CHECK(drain_seen(proxy) == Lines{"1:started:restarted#1"});
+}
+
 TEST_CASE("a restarted actor starts a new trace and knows it was restarted", "[core][supervision]") {
   auto proxy = virtual_proxy(ActorGroup().restart_policy(RestartPolicy::on_failure(params_4_36())).exec(phoenix));
   const auto first = proxy.recv_as<Seen>();

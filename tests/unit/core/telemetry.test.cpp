@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <stdexcept>
 
 #include <elfin/detail/actor_telemetry.hpp>
 #include <elfin/detail/envelope_block.hpp>
@@ -18,6 +19,7 @@
 
 using namespace elfin;
 using namespace elfin::test;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -510,4 +512,97 @@ TEST_CASE("the telemetry clock measures durations as steady_clock does", "[core]
   CHECK(std::abs(by_telemetry - by_steady) <= 1'000 + by_steady / 100);  // the pairs' reads are not simultaneous
   CHECK(detail::telemetry_stamp() >= t1);
   CHECK(detail::telemetry_elapsed_ns(t1, t0) == 0);  // backwards is no time, not a huge one
+}
+
+namespace {
+
+std::atomic<int> g_phoenix_starts{0};
+
+// Fails at once on its first three starts, then stays.
+Task<> phoenix(Context<> ctx) {
+  if (g_phoenix_starts.fetch_add(1) < 3) throw std::runtime_error("not yet");
+  while (auto envelope = co_await ctx.recv()) {
+  }
+}
+
+}  // namespace
+
+TEST_CASE("restarts are counted per group", "[core][telemetry]") {
+  g_phoenix_starts = 0;
+  Topology topology;
+  topology.local("phoenix")
+      .mount(ActorGroup().restart_policy(RestartPolicy::on_failure(RestartParams{1ms, 1ms})).exec(phoenix))
+      .entrypoint();
+  topology.local("system.telemeters").mount(ActorGroup().exec(idle));
+  auto system = System::start(std::move(topology), quick_options());
+  REQUIRE(system.ok());
+  CHECK(eventually([&] {
+    const auto samples = system->scrape_metrics();
+    const auto* restarts = find(samples, "elfin_restarts_total", {{"actor_group", "phoenix"}});
+    return restarts != nullptr && restarts->value == 3 && restarts->kind == telemetry::MetricKind::Counter;
+  }));
+  system->terminate("test over");
+  system->join();
+}
+
+namespace {
+
+// Makes three requests: one answered, one dropped by its recipient, one whose recipient fails.
+Task<> asking(Context<> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    if (!envelope->is<ConfigUpdated>()) continue;
+    GetValue get;
+    std::ignore = co_await ctx.request(std::move(get));
+    Echo echo{"dropped"};
+    std::ignore = co_await ctx.request(std::move(echo));
+    Gate gate{"fails"};
+    std::ignore = co_await ctx.request(std::move(gate));
+    journal().add("asked");
+  }
+}
+
+Task<> crashing(Context<> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    if (envelope->is<Gate>()) throw std::runtime_error("cannot open");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("requests are counted by outcome, with their answer time, on the requester's side", "[core][telemetry]") {
+  journal().clear();
+  Topology topology;
+  auto a = topology.local("asking");
+  auto s = topology.local("server");
+  auto i = topology.local("ignorer");
+  auto c = topology.local("crasher");
+  a.route_to(s, filters::messages<GetValue>());
+  a.route_to(i, filters::messages<Echo>());
+  a.route_to(c, filters::messages<Gate>());
+  a.mount(ActorGroup().exec(asking)).entrypoint();
+  s.mount(ActorGroup().exec(server));
+  i.mount(ActorGroup().exec(idle));
+  c.mount(ActorGroup().exec(crashing));
+  topology.local("system.telemeters").mount(ActorGroup().exec(idle));
+  auto system = System::start(std::move(topology), quick_options());
+  REQUIRE(system.ok());
+  REQUIRE(journal().wait_for_line("asked"));
+  const auto samples = system->scrape_metrics();
+  auto requests = [&](const char* message, const char* outcome) {
+    const auto* s =
+        find(samples, "elfin_requests_total", {{"actor_group", "asking"}, {"message", message}, {"outcome", outcome}});
+    return s == nullptr ? -1.0 : s->value;
+  };
+  CHECK(requests("GetValue", "Ok") == 1);
+  CHECK(requests("Echo", "Ignored") == 1);
+  CHECK(requests("Gate", "Failed") == 1);
+  CHECK(requests("GetValue", "Failed") == -1);  // no series for what did not happen
+  const auto* took = find(samples, "elfin_request_time_seconds", {{"actor_group", "asking"}, {"message", "GetValue"}});
+  REQUIRE(took != nullptr);
+  CHECK(took->kind == telemetry::MetricKind::Histogram);
+  CHECK(took->histogram.count == 1);
+  // The recipients measured nothing of it as requesters.
+  CHECK(find(samples, "elfin_requests_total", {{"actor_group", "server"}}) == nullptr);
+  system->terminate("test over");
+  system->join();
 }

@@ -24,6 +24,7 @@
 #include <elfin/elfin.hpp>
 #include <elfin/testing/proxy.hpp>
 
+#include "../eventually.hpp"
 #include "test_protocol.hpp"
 
 namespace elfin::test {
@@ -64,17 +65,6 @@ inline std::vector<std::string> sorted(std::vector<std::string> v) {
   return v;
 }
 
-/// Polls `done` until it holds or the deadline passes (for state no one signals, such as the
-/// number of live actors).
-template <class Done>
-bool eventually(Done done, std::chrono::milliseconds timeout = kDeadline) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
 
 /// Lines written by actors (from any thread), waited on by the test.
 class Journal {

@@ -114,3 +114,32 @@ TEST_CASE("elfin dump reports a missing file and exits 1", "[dumper][command]") 
   CHECK(result.code == 1);
   CHECK_THAT(result.err, Catch::Contains("missing.dump: cannot open: No such file or directory"));
 }
+
+TEST_CASE("elfin dump's summary follows the whole table when both go to one pipe", "[dumper][command]") {
+  TempDir dir;
+  auto file = dir.file("a.dump");
+  std::string dump;
+  for (int i = 0; i < 50; ++i) dump += line_of(sample(1'795'341'600'000'000'000 + i, "counters", 1, 7));
+  append_to(file, dump);
+  auto parsed = parse_dump_command({file}, 1'795'341'600'000'000'000);
+  REQUIRE(parsed.ok());
+  // `elfin dump ... 2>&1 | less`: stdout block-buffered, stderr unbuffered, one destination.
+  auto both = dir.file("both.txt");
+  std::FILE* out = std::fopen(both.c_str(), "a");
+  std::FILE* err = std::fopen(both.c_str(), "a");
+  REQUIRE(out != nullptr);
+  REQUIRE(err != nullptr);
+  std::setvbuf(out, nullptr, _IOFBF, 1 << 20);
+  std::setvbuf(err, nullptr, _IONBF, 0);
+  std::atomic<bool> stop{false};
+  CHECK(run_dump_command(*parsed, out, err, stop) == 0);
+  std::fclose(err);
+  std::fclose(out);
+  std::ifstream in(both);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto all = lines(text.str());
+  REQUIRE(all.size() == 52);  // header, 50 rows, summary
+  CHECK(all.front().starts_with("TIME"));
+  CHECK(all.back() == "50 lines read, 50 matched, 0 malformed");
+}

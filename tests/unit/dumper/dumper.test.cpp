@@ -165,3 +165,20 @@ TEST_CASE("the writer drains by itself when dumps pile up faster than its interv
   REQUIRE(storage.push(dump()));
   CHECK(dumper::test::eventually([&] { return writer.stats().written == backlog; }));
 }
+
+TEST_CASE("a relative dump path is taken relative to the config file that names it", "[dumper][battery]") {
+  dumper::test::TempDir dir;
+  const auto config = dir.write("node.toml", "[system.dumpers]\npath = \"shop.dump\"\nwrite_interval = \"10ms\"\n");
+  journal().clear();
+  StartOptions options = quick_options();
+  options.config_path = config;
+  auto system = System::start(shop_topology(), std::move(options));
+  REQUIRE(system.ok());
+  CHECK(journal().wait_for_line("price 7"));
+  system->terminate("test over");
+  system->join();
+  dumper::ReadStats stats;
+  auto records = dumper::read_dumps({dir.file("shop.dump")}, {}, stats, [](const auto&) {});
+  REQUIRE(records.ok());
+  CHECK(stats.matched > 0);
+}

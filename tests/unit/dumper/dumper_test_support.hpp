@@ -10,6 +10,7 @@
 
 #include <elfin/dumper/dump_record.hpp>
 
+#include "../eventually.hpp"
 #include "../temp_dir.hpp"
 
 namespace elfin::dumper::test {
@@ -43,14 +44,6 @@ inline void append_to(const std::string& file, const std::string& text) {
   out << text;
 }
 
-template <class Done>
-bool eventually(Done done, std::chrono::milliseconds timeout = std::chrono::milliseconds{5000}) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
+using elfin::test::eventually;
 
 }  // namespace elfin::dumper::test

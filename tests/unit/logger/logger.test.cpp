@@ -131,3 +131,20 @@ TEST_CASE("log levels parse from config text", "[logger]") {
   CHECK(parse_log_level("TRACE").value() == LogLevel::Trace);
   CHECK_THAT(parse_log_level("loud").error().message(), Catch::Contains("unknown log level \"loud\""));
 }
+
+TEST_CASE("a relative log path is taken relative to the config file that names it", "[logger]") {
+  TempDir dir;
+  const auto config = dir.write("node.toml", "[system.loggers]\nsink = \"file\"\npath = \"app.log\"\n");
+  journal().clear();
+  StartOptions options = quick_options();
+  options.config_path = config;  // the test runs elsewhere: a path relative to the cwd would miss
+  auto system = System::start(talking(), std::move(options));
+  REQUIRE(system.ok());
+  CHECK(journal().wait_for_line("talked"));
+  system->terminate("test over");
+  system->join();
+  std::ifstream in(dir.file("app.log"));
+  std::string first;
+  CHECK(std::getline(in, first));
+  CHECK_FALSE(first.empty());
+}

@@ -14,6 +14,7 @@
 #include <elfin/network/network.hpp>
 #include <elfin/testing/proxy.hpp>
 
+#include "../eventually.hpp"
 #include "network_test_config.hpp"
 
 namespace {
@@ -21,6 +22,7 @@ namespace {
 using namespace std::chrono_literals;
 using elfin::network::GetNetworkInfo;
 using elfin::network::NetworkInfo;
+using elfin::test::eventually;
 
 struct Note {
   std::uint64_t seq = 0;
@@ -90,16 +92,6 @@ bool connected(elfin::testing::Proxy& proxy, std::uint16_t peer) {
   return false;
 }
 
-/// Polls `done()` until it holds or 10 s pass.
-template <class Done>
-bool eventually(Done done) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return done();
-}
 
 /// One system's `elfin_network_*` series for one peer, as a scrape shows them.
 struct Traffic {

@@ -31,6 +31,7 @@
 #include <elfin/protocols/raft.hpp>
 #include <elfin/testing/proxy.hpp>
 
+#include "../eventually.hpp"
 #include "../network/network_test_config.hpp"
 #include "../temp_dir.hpp"
 
@@ -40,16 +41,7 @@ namespace ap = elfin::actors::partition;
 namespace pr = elfin::protocols::raft;
 using namespace std::chrono_literals;
 
-/// Polls `done` until `timeout` (the nodes run in real time on their own threads).
-template <class Done>
-bool eventually(Done done, std::chrono::milliseconds timeout = 15s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(5ms);  // polling a condition on other threads, with a deadline
-  }
-  return done();
-}
+using elfin::test::eventually;
 
 /// What each (node, partition) applied, in order, across restarts of its actor.
 class Applied {

@@ -26,13 +26,14 @@ namespace elfin::test {
 
 /// A health check the test decides: pods it names are alive (or dead) whatever the ping says;
 /// the others are judged by the direct ping.
-class ScriptedHealthCheck final : public shard_manager::HealthCheck {
+class ScriptedHealthCheck final : public actors::shard_manager::HealthCheck {
  public:
-  void set(const sharding::PodRef& pod, shard_manager::Health health) {
+  void set(const protocols::sharding::PodRef& pod, actors::shard_manager::Health health) {
     std::lock_guard lock(mutex_);
     verdicts_[pod] = health;
   }
-  shard_manager::Health check(const sharding::PodEntry& pod, shard_manager::PingOutcome ping) override {
+  actors::shard_manager::Health check(const protocols::sharding::PodEntry& pod,
+                                      actors::shard_manager::PingOutcome ping) override {
     std::lock_guard lock(mutex_);
     if (auto it = verdicts_.find(pod.pod); it != verdicts_.end()) return it->second;
     return direct_.check(pod, ping);
@@ -40,8 +41,8 @@ class ScriptedHealthCheck final : public shard_manager::HealthCheck {
 
  private:
   std::mutex mutex_;
-  std::map<sharding::PodRef, shard_manager::Health> verdicts_;
-  shard_manager::DirectPingHealthCheck direct_;
+  std::map<protocols::sharding::PodRef, actors::shard_manager::Health> verdicts_;
+  actors::shard_manager::DirectPingHealthCheck direct_;
 };
 
 class Cluster {
@@ -59,12 +60,12 @@ class Cluster {
     std::ignore = assignments();
   }
 
-  [[nodiscard]] sharding::PodRef pod(std::uint32_t key, std::uint64_t incarnation = 1) const {
-    return sharding::PodRef{fmt::format("10.0.0.{}:54321", key % 1000), incarnation};
+  [[nodiscard]] protocols::sharding::PodRef pod(std::uint32_t key, std::uint64_t incarnation = 1) const {
+    return protocols::sharding::PodRef{fmt::format("10.0.0.{}:54321", key % 1000), incarnation};
   }
 
   /// Starts fake pod `key` (a new actor) as `ref`; returns its endpoint.
-  std::uint64_t spawn(std::uint32_t key, const sharding::PodRef& ref) {
+  std::uint64_t spawn(std::uint32_t key, const protocols::sharding::PodRef& ref) {
     auto endpoint = proxy_.request_fallible(StartPod{key, ref}, proxy_.system().group_addr("pods"));
     REQUIRE(endpoint);
     endpoints_[key] = *endpoint;
@@ -72,39 +73,40 @@ class Cluster {
   }
 
   /// Starts pod `key` and registers it.
-  Result<sharding::Registered, sharding::ShardingError> join(std::uint32_t key, std::string version = "1.0.0",
-                                                             std::uint64_t incarnation = 1, std::string function = {}) {
+  Result<protocols::sharding::Registered, protocols::sharding::ShardingError> join(std::uint32_t key,
+                                                                                   std::string version = "1.0.0",
+                                                                                   std::uint64_t incarnation = 1,
+                                                                                   std::string function = {}) {
     const auto ref = pod(key, incarnation);
     const std::uint64_t endpoint = spawn(key, ref);
     return register_pod(ref, endpoint, std::move(version), std::move(function));
   }
 
-  Result<sharding::Registered, sharding::ShardingError> register_pod(const sharding::PodRef& ref,
-                                                                     std::uint64_t endpoint, std::string version,
-                                                                     std::string function = {}) {
+  Result<protocols::sharding::Registered, protocols::sharding::ShardingError> register_pod(
+      const protocols::sharding::PodRef& ref, std::uint64_t endpoint, std::string version, std::string function = {}) {
     if (function.empty()) function = assignments().shard_function;
-    return proxy_.request(sharding::Register{ref, endpoint, std::move(version), std::move(function)});
+    return proxy_.request(protocols::sharding::Register{ref, endpoint, std::move(version), std::move(function)});
   }
 
   /// A graceful stop: the pod refuses new shards (Draining), stops its entities, then unregisters.
-  Result<Unit, sharding::ShardingError> leave(std::uint32_t key, std::uint64_t incarnation = 1) {
+  Result<Unit, protocols::sharding::ShardingError> leave(std::uint32_t key, std::uint64_t incarnation = 1) {
     auto behaviour = world_->behaviour(key);
     behaviour.refuse_assigns = true;
     world_->set_behaviour(key, behaviour);
     world_->on_death(pod(key, incarnation));
-    return proxy_.request(sharding::Unregister{pod(key, incarnation)});
+    return proxy_.request(protocols::sharding::Unregister{pod(key, incarnation)});
   }
 
   void kill(std::uint32_t key) { proxy_.send_to(proxy_.system().group_addr("pods"), KillPod{key}); }
 
-  void report(const sharding::PodRef& pod) {
-    proxy_.send(sharding::ReportUnhealthyPod{pod, sharding::PodRef{"reporter:1", 1}});
+  void report(const protocols::sharding::PodRef& pod) {
+    proxy_.send(protocols::sharding::ReportUnhealthyPod{pod, protocols::sharding::PodRef{"reporter:1", 1}});
   }
 
-  sharding::Assignments assignments() { return proxy_.request(sharding::GetAssignments{}); }
+  protocols::sharding::Assignments assignments() { return proxy_.request(protocols::sharding::GetAssignments{}); }
 
   /// How many shards the manager's map gives `ref`.
-  std::size_t owned(const sharding::PodRef& ref) { return assignments().shards_of(ref).size(); }
+  std::size_t owned(const protocols::sharding::PodRef& ref) { return assignments().shards_of(ref).size(); }
 
   /// Moves virtual time; the system settles after each timer.
   void advance(std::chrono::nanoseconds by) { proxy_.advance(by); }
@@ -140,30 +142,29 @@ class Cluster {
 
  private:
   testing::Proxy start(std::string config) {
-    shard_manager::Options options;
+    actors::shard_manager::Options options;
     auto world = world_;
     auto control = control_;
     const std::string path = storage_path();
     const auto redis_port = redis_port_;
-    options.storage =
-        [world, control, path, redis_port](
-            const shard_manager::Config&) -> Result<std::unique_ptr<shard_manager::AssignmentStorage>, std::string> {
-      std::unique_ptr<shard_manager::AssignmentStorage> inner;
+    options.storage = [world, control, path, redis_port](const actors::shard_manager::Config&)
+        -> Result<std::unique_ptr<actors::shard_manager::AssignmentStorage>, std::string> {
+      std::unique_ptr<actors::shard_manager::AssignmentStorage> inner;
       if (redis_port) {
-        shard_manager::RedisOptions redis;
+        actors::shard_manager::RedisOptions redis;
         redis.port = *redis_port;
-        inner = std::make_unique<shard_manager::RedisStorage>(redis);
+        inner = std::make_unique<actors::shard_manager::RedisStorage>(redis);
       } else {
-        inner = std::make_unique<shard_manager::FileStorage>(path);
+        inner = std::make_unique<actors::shard_manager::FileStorage>(path);
       }
-      return std::unique_ptr<shard_manager::AssignmentStorage>(
+      return std::unique_ptr<actors::shard_manager::AssignmentStorage>(
           std::make_unique<FlakyStorage>(std::move(inner), control, world));
     };
     options.health_check = health_;
     Topology topology;
     auto manager = topology.local("sharding.manager");
     auto pods = topology.local("pods");
-    manager.mount(shard_manager::blueprint(std::move(options)));
+    manager.mount(actors::shard_manager::blueprint(std::move(options)));
     pods.mount(fake_pods(world_));
     // Telemetry on, so the tests can read the manager's metrics.
     topology.local("system.telemeters").mount(ActorGroup().exec([](Context<> ctx) -> Task<> {

@@ -7,7 +7,7 @@
 #include <elfin/config.hpp>
 
 using elfin::AnyConfig;
-using elfin::shard_manager::Config;
+using elfin::actors::shard_manager::Config;
 
 TEST_CASE("shard manager: the config defaults are Shardcake's", "[shard_manager]") {
   const Config config;
@@ -19,7 +19,7 @@ TEST_CASE("shard manager: the config defaults are Shardcake's", "[shard_manager]
   CHECK(config.health_check_interval == std::chrono::minutes(1));
   CHECK(config.rebalance_rate == 0.02);
   CHECK(config.storage.kind == "file");
-  CHECK(elfin::shard_manager::validate(config).empty());
+  CHECK(elfin::actors::shard_manager::validate(config).empty());
 }
 
 TEST_CASE("shard manager: config errors name the file, the line and the key", "[shard_manager]") {
@@ -34,7 +34,7 @@ storage.redis = "localhost"
   auto config = section->decode<Config>();
   REQUIRE(config);
   CHECK(config->ping_timeout.count() == 0);
-  const auto errors = elfin::shard_manager::validate(*config, *section);
+  const auto errors = elfin::actors::shard_manager::validate(*config, *section);
   REQUIRE(errors.size() == 4);
   CHECK(errors[0].starts_with("manager.toml:1: shard_function: "));
   CHECK(errors[1].starts_with("manager.toml:3: ping_timeout: must be positive"));

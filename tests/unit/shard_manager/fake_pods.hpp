@@ -23,15 +23,15 @@
 #include <elfin/actors/shard_manager.hpp>
 #include <elfin/actors/shard_manager/file_storage.hpp>
 #include <elfin/elfin.hpp>
-#include <elfin/sharding/manager_protocol.hpp>
-#include <elfin/sharding/pod_protocol.hpp>
+#include <elfin/protocols/sharding/manager_protocol.hpp>
+#include <elfin/protocols/sharding/pod_protocol.hpp>
 
 namespace elfin::test {
 
 /// Starts (or looks up) pod `key`: answers its actor's address, raw.
 struct StartPod {
   std::uint32_t key = 0;
-  sharding::PodRef pod;  ///< who the pod is
+  protocols::sharding::PodRef pod;  ///< who the pod is
   ELFIN_REQUEST(test_sharding, StartPod, std::uint64_t, key, pod);
 };
 /// The pod's process dies: its actor ends, so its address reaches no one any more.
@@ -59,7 +59,7 @@ class World {
   }
 
   /// Who may hold which shard as the pods see it.
-  void on_assign(const sharding::AssignShards& assign) {
+  void on_assign(const protocols::sharding::AssignShards& assign) {
     std::lock_guard lock(mutex_);
     events_.push_back(fmt::format("assign {} {} epoch {}", assign.pod, assign.shards.size(), assign.epoch));
     if (assign.epoch > saved_epoch_) {
@@ -74,17 +74,17 @@ class World {
     }
     assigns_.push_back(assign);
   }
-  void on_unassign(const sharding::UnassignShards& unassign) {
+  void on_unassign(const protocols::sharding::UnassignShards& unassign) {
     std::lock_guard lock(mutex_);
     events_.push_back(fmt::format("unassign {} {} epoch {}", unassign.pod, unassign.shards.size(), unassign.epoch));
     for (auto shard : unassign.shards) holders_[shard].erase(unassign.pod);
   }
   /// A dead pod holds nothing any more (its process is gone).
-  void on_death(const sharding::PodRef& pod) {
+  void on_death(const protocols::sharding::PodRef& pod) {
     std::lock_guard lock(mutex_);
     for (auto& [shard, holders] : holders_) holders.erase(pod);
   }
-  void on_notification(const sharding::PodRef& pod, std::uint64_t epoch) {
+  void on_notification(const protocols::sharding::PodRef& pod, std::uint64_t epoch) {
     std::lock_guard lock(mutex_);
     if (epoch > saved_epoch_) {
       violations_.push_back(fmt::format("{} notified of epoch {} before it was saved", pod, epoch));
@@ -110,12 +110,12 @@ class World {
     std::lock_guard lock(mutex_);
     return events_;
   }
-  [[nodiscard]] std::vector<sharding::AssignShards> assigns() {
+  [[nodiscard]] std::vector<protocols::sharding::AssignShards> assigns() {
     std::lock_guard lock(mutex_);
     return assigns_;
   }
   /// The shards `pod` holds as it believes.
-  [[nodiscard]] std::set<std::uint32_t> held_by(const sharding::PodRef& pod) {
+  [[nodiscard]] std::set<std::uint32_t> held_by(const protocols::sharding::PodRef& pod) {
     std::lock_guard lock(mutex_);
     std::set<std::uint32_t> shards;
     for (const auto& [shard, holders] : holders_) {
@@ -123,7 +123,7 @@ class World {
     }
     return shards;
   }
-  [[nodiscard]] std::uint64_t notified_epoch(const sharding::PodRef& pod) {
+  [[nodiscard]] std::uint64_t notified_epoch(const protocols::sharding::PodRef& pod) {
     std::lock_guard lock(mutex_);
     return notified_[pod];
   }
@@ -136,10 +136,10 @@ class World {
   std::mutex mutex_;
   std::map<std::uint32_t, PodBehaviour> behaviours_;
   std::map<std::uint32_t, std::uint64_t> addresses_;
-  std::map<std::uint32_t, std::set<sharding::PodRef>> holders_;
-  std::map<sharding::PodRef, std::uint64_t> notified_;
-  std::map<sharding::PodRef, std::size_t> gains_;
-  std::vector<sharding::AssignShards> assigns_;
+  std::map<std::uint32_t, std::set<protocols::sharding::PodRef>> holders_;
+  std::map<protocols::sharding::PodRef, std::uint64_t> notified_;
+  std::map<protocols::sharding::PodRef, std::size_t> gains_;
+  std::vector<protocols::sharding::AssignShards> assigns_;
   std::vector<std::string> events_;
   std::vector<std::string> violations_;
   std::uint64_t saved_epoch_ = 0;
@@ -147,7 +147,7 @@ class World {
 
 /// A real storage (a FileStorage, or any other) whose saves the test can make fail (Unavailable)
 /// or conflict, and which tells the World about every save that happened.
-class FlakyStorage final : public shard_manager::AssignmentStorage {
+class FlakyStorage final : public actors::shard_manager::AssignmentStorage {
  public:
   struct Control {
     std::mutex mutex;
@@ -157,25 +157,27 @@ class FlakyStorage final : public shard_manager::AssignmentStorage {
     std::size_t failed_saves = 0;
   };
   FlakyStorage(std::string path, std::shared_ptr<Control> control, std::shared_ptr<World> world)
-      : FlakyStorage(std::make_unique<shard_manager::FileStorage>(std::move(path)), std::move(control),
+      : FlakyStorage(std::make_unique<actors::shard_manager::FileStorage>(std::move(path)), std::move(control),
                      std::move(world)) {}
-  FlakyStorage(std::unique_ptr<shard_manager::AssignmentStorage> inner, std::shared_ptr<Control> control,
+  FlakyStorage(std::unique_ptr<actors::shard_manager::AssignmentStorage> inner, std::shared_ptr<Control> control,
                std::shared_ptr<World> world)
       : inner_(std::move(inner)), control_(std::move(control)), world_(std::move(world)) {}
 
-  Result<std::optional<shard_manager::StoredState>, shard_manager::StorageError> load() override {
+  Result<std::optional<actors::shard_manager::StoredState>, actors::shard_manager::StorageError> load() override {
     return inner_->load();
   }
-  Result<void, shard_manager::StorageError> save(const shard_manager::StoredState& state) override {
+  Result<void, actors::shard_manager::StorageError> save(const actors::shard_manager::StoredState& state) override {
     {
       std::lock_guard lock(control_->mutex);
       if (control_->fail) {
         ++control_->failed_saves;
-        return Err{shard_manager::StorageError{shard_manager::StorageErrorKind::Unavailable, "injected failure"}};
+        return Err{actors::shard_manager::StorageError{actors::shard_manager::StorageErrorKind::Unavailable,
+                                                       "injected failure"}};
       }
       if (control_->conflict) {
         ++control_->failed_saves;
-        return Err{shard_manager::StorageError{shard_manager::StorageErrorKind::Conflict, "injected conflict"}};
+        return Err{actors::shard_manager::StorageError{actors::shard_manager::StorageErrorKind::Conflict,
+                                                       "injected conflict"}};
       }
     }
     auto saved = inner_->save(state);
@@ -189,7 +191,7 @@ class FlakyStorage final : public shard_manager::AssignmentStorage {
   std::string describe() const override { return "flaky " + inner_->describe(); }
 
  private:
-  std::unique_ptr<shard_manager::AssignmentStorage> inner_;
+  std::unique_ptr<actors::shard_manager::AssignmentStorage> inner_;
   std::shared_ptr<Control> control_;
   std::shared_ptr<World> world_;
 };
@@ -198,48 +200,56 @@ class FlakyStorage final : public shard_manager::AssignmentStorage {
 inline Task<> fake_pod(Context<NoConfig, std::uint32_t> ctx, std::shared_ptr<World> world) {
   const std::uint32_t key = ctx.key();
   world->set_address(key, ctx.addr().raw());
-  std::vector<ResponseToken<sharding::PingPod>> held_pings;
-  std::vector<ResponseToken<sharding::AssignShards>> held_assigns;
-  std::vector<ResponseToken<sharding::UnassignShards>> held_unassigns;
-  std::optional<sharding::PodRef> me;
-  while (auto envelope = co_await ctx.recv()) {
-    if (const auto* start = envelope->get<StartPod>()) {
-      me = start->pod;
-      auto token = envelope->take_token<StartPod>();
-      ctx.respond(std::move(token), ctx.addr().raw());
-    } else if (envelope->is<KillPod>()) {
-      if (me) world->on_death(*me);
-      co_return;
-    } else if (envelope->is<sharding::PingPod>()) {
-      auto token = envelope->take_token<sharding::PingPod>();
-      if (world->behaviour(key).answer_pings) {
-        ctx.respond(std::move(token), *me);
-      } else {
-        held_pings.push_back(std::move(token));
-      }
-    } else if (const auto* unassign = envelope->get<sharding::UnassignShards>()) {
-      auto token = envelope->take_token<sharding::UnassignShards>();
-      if (!world->behaviour(key).answer_commands) {
-        held_unassigns.push_back(std::move(token));
-        continue;
-      }
-      world->on_unassign(*unassign);  // entities stopped, then the answer
-      ctx.respond(std::move(token), Unit{});
-    } else if (const auto* assign = envelope->get<sharding::AssignShards>()) {
-      auto token = envelope->take_token<sharding::AssignShards>();
-      const auto behaviour = world->behaviour(key);
-      if (behaviour.refuse_assigns) {
-        ctx.respond(std::move(token),
-                    Err{sharding::ShardingError{sharding::ShardingErrorKind::Draining, "stopping", std::nullopt}});
-      } else if (!behaviour.answer_commands) {
-        held_assigns.push_back(std::move(token));
-      } else {
-        world->on_assign(*assign);
-        ctx.respond(std::move(token), Unit{});
-      }
-    } else if (const auto* changed = envelope->get<sharding::AssignmentsChanged>()) {
-      if (me) world->on_notification(*me, changed->assignments.epoch);
-    }
+  std::vector<ResponseToken<protocols::sharding::PingPod>> held_pings;
+  std::vector<ResponseToken<protocols::sharding::AssignShards>> held_assigns;
+  std::vector<ResponseToken<protocols::sharding::UnassignShards>> held_unassigns;
+  std::optional<protocols::sharding::PodRef> me;
+  bool killed = false;
+  while (!killed) {
+    auto envelope = co_await ctx.recv();
+    if (!envelope) break;
+    co_await handle(
+        *envelope,
+        [&](const StartPod& start, ResponseToken<StartPod> token) {
+          me = start.pod;
+          ctx.respond(std::move(token), ctx.addr().raw());
+        },
+        [&](const KillPod&) {
+          if (me) world->on_death(*me);
+          killed = true;
+        },
+        [&](const protocols::sharding::PingPod&, ResponseToken<protocols::sharding::PingPod> token) {
+          if (world->behaviour(key).answer_pings) {
+            ctx.respond(std::move(token), *me);
+          } else {
+            held_pings.push_back(std::move(token));
+          }
+        },
+        [&](const protocols::sharding::UnassignShards& unassign,
+            ResponseToken<protocols::sharding::UnassignShards> token) {
+          if (!world->behaviour(key).answer_commands) {
+            held_unassigns.push_back(std::move(token));
+            return;
+          }
+          world->on_unassign(unassign);  // entities stopped, then the answer
+          ctx.respond(std::move(token), Unit{});
+        },
+        [&](const protocols::sharding::AssignShards& assign, ResponseToken<protocols::sharding::AssignShards> token) {
+          const auto behaviour = world->behaviour(key);
+          if (behaviour.refuse_assigns) {
+            ctx.respond(std::move(token),
+                        Err{protocols::sharding::ShardingError{protocols::sharding::ShardingErrorKind::Draining,
+                                                               "stopping", std::nullopt}});
+          } else if (!behaviour.answer_commands) {
+            held_assigns.push_back(std::move(token));
+          } else {
+            world->on_assign(assign);
+            ctx.respond(std::move(token), Unit{});
+          }
+        },
+        [&](const protocols::sharding::AssignmentsChanged& changed) {
+          if (me) world->on_notification(*me, changed.assignments.epoch);
+        });
   }
 }
 

@@ -50,14 +50,14 @@ TEST_CASE("shard manager: a pod on another node registers, is pinged, assigned a
   // Node 2: the manager.
   elfin::Topology manager_topology;
   manager_topology.local("system.network").mount(elfin::network::blueprint());
-  elfin::shard_manager::Options options;
+  elfin::actors::shard_manager::Options options;
   // The real file, told to the World so it can check that nothing is assigned before it is saved.
-  options.storage = [world](const elfin::shard_manager::Config& config)
-      -> elfin::Result<std::unique_ptr<elfin::shard_manager::AssignmentStorage>, std::string> {
-    return std::unique_ptr<elfin::shard_manager::AssignmentStorage>(std::make_unique<elfin::test::FlakyStorage>(
+  options.storage = [world](const elfin::actors::shard_manager::Config& config)
+      -> elfin::Result<std::unique_ptr<elfin::actors::shard_manager::AssignmentStorage>, std::string> {
+    return std::unique_ptr<elfin::actors::shard_manager::AssignmentStorage>(std::make_unique<elfin::test::FlakyStorage>(
         config.storage.path, std::make_shared<elfin::test::FlakyStorage::Control>(), world));
   };
-  manager_topology.local("sharding.manager").mount(elfin::shard_manager::blueprint(std::move(options)));
+  manager_topology.local("sharding.manager").mount(elfin::actors::shard_manager::blueprint(std::move(options)));
   elfin::StartOptions manager_start;
   manager_start.node_no = 2;
   manager_start.config_toml = network_config("127.0.0.1:0", {}) + fmt::format(R"(
@@ -86,32 +86,32 @@ storage.path = "{}"
     return elfin::testing::proxy(std::move(topology), "sharding.manager", std::move(start), options);
   }());
   auto& pod = *pod_node;
-  REQUIRE(eventually([&] { return pod.request_fallible(elfin::sharding::GetAssignments{}).ok(); }));
+  REQUIRE(eventually([&] { return pod.request_fallible(elfin::protocols::sharding::GetAssignments{}).ok(); }));
 
-  const elfin::sharding::PodRef me{"node-1:54321", 77};
+  const elfin::protocols::sharding::PodRef me{"node-1:54321", 77};
   auto endpoint = pod.request_fallible(elfin::test::StartPod{1, me}, pod.system().group_addr("pods"));
   REQUIRE(endpoint);
   CHECK(elfin::Addr{*endpoint}.node_no() == 1);
 
   // A wrong shard function is refused across the network, as a typed answer.
-  auto refused = pod.request(elfin::sharding::Register{me, *endpoint, "1.0.0", "shardcake/1:300"});
+  auto refused = pod.request(elfin::protocols::sharding::Register{me, *endpoint, "1.0.0", "shardcake/1:300"});
   REQUIRE_FALSE(refused);
-  CHECK(refused.error().kind == elfin::sharding::ShardingErrorKind::ShardFunctionMismatch);
+  CHECK(refused.error().kind == elfin::protocols::sharding::ShardingErrorKind::ShardFunctionMismatch);
 
-  auto registered = pod.request(elfin::sharding::Register{me, *endpoint, "1.0.0", "jump-xxh64/1:16"});
+  auto registered = pod.request(elfin::protocols::sharding::Register{me, *endpoint, "1.0.0", "jump-xxh64/1:16"});
   REQUIRE(registered);
   REQUIRE(eventually([&] { return world->held_by(me).size() == 16; }));
   REQUIRE(eventually([&] { return world->notified_epoch(me) >= 1; }));
-  const auto map = pod.request(elfin::sharding::GetAssignments{});
+  const auto map = pod.request(elfin::protocols::sharding::GetAssignments{});
   CHECK(map.shards_of(me).size() == 16);
   CHECK(world->violations().empty());
 
   // The pod's node goes away: a report makes the manager ping it, the ping finds no route, and
   // the pod is removed with its shards.
   pod_node.reset();
-  manager.send(elfin::sharding::ReportUnhealthyPod{me, {"someone:1", 1}});
-  REQUIRE(eventually([&] { return manager.request(elfin::sharding::GetAssignments{}).pods.empty(); }));
-  const auto after = manager.request(elfin::sharding::GetAssignments{});
+  manager.send(elfin::protocols::sharding::ReportUnhealthyPod{me, {"someone:1", 1}});
+  REQUIRE(eventually([&] { return manager.request(elfin::protocols::sharding::GetAssignments{}).pods.empty(); }));
+  const auto after = manager.request(elfin::protocols::sharding::GetAssignments{});
   CHECK(after.shards_of(me).empty());
   CHECK(after.epoch > map.epoch);
 }

@@ -5,10 +5,10 @@
 #include <catch2/catch.hpp>
 #include <msgpack.hpp>
 
-#include <elfin/sharding/manager_protocol.hpp>
-#include <elfin/sharding/pod_protocol.hpp>
+#include <elfin/protocols/sharding/manager_protocol.hpp>
+#include <elfin/protocols/sharding/pod_protocol.hpp>
 
-using namespace elfin::sharding;
+using namespace elfin::protocols::sharding;
 
 namespace {
 

@@ -14,9 +14,9 @@
 #include "../temp_dir.hpp"
 #include "redis_server.hpp"
 
-using elfin::shard_manager::AssignmentStorage;
-using elfin::shard_manager::StorageErrorKind;
-using elfin::shard_manager::StoredState;
+using elfin::actors::shard_manager::AssignmentStorage;
+using elfin::actors::shard_manager::StorageErrorKind;
+using elfin::actors::shard_manager::StoredState;
 
 namespace {
 
@@ -77,7 +77,7 @@ void check_contract(AssignmentStorage& storage) {
 
 TEST_CASE("shard manager storage: the contract holds for the file", "[shard_manager][storage]") {
   elfin::test::TempDir dir;
-  elfin::shard_manager::FileStorage storage(dir.file("shards.state"));
+  elfin::actors::shard_manager::FileStorage storage(dir.file("shards.state"));
   check_contract(storage);
   // Saving leaves no temporary file behind.
   CHECK_FALSE(std::filesystem::exists(dir.file("shards.state.tmp")));
@@ -85,17 +85,17 @@ TEST_CASE("shard manager storage: the contract holds for the file", "[shard_mana
 
 TEST_CASE("shard manager storage: the contract holds for Redis", "[shard_manager][storage]") {
   elfin::test::RedisServer server;
-  elfin::shard_manager::RedisOptions options;
+  elfin::actors::shard_manager::RedisOptions options;
   options.port = server.port();
   options.key = "test:sharding";
-  elfin::shard_manager::RedisStorage storage(options);
+  elfin::actors::shard_manager::RedisStorage storage(options);
   check_contract(storage);
 }
 
 TEST_CASE("shard manager storage: a damaged file is Corrupt and is not overwritten", "[shard_manager][storage]") {
   elfin::test::TempDir dir;
   const auto path = dir.write("shards.state", "ELFINSM1\xc1garbage");
-  elfin::shard_manager::FileStorage storage(path);
+  elfin::actors::shard_manager::FileStorage storage(path);
   auto loaded = storage.load();
   REQUIRE_FALSE(loaded);
   CHECK(loaded.error().kind == StorageErrorKind::Corrupt);
@@ -103,7 +103,7 @@ TEST_CASE("shard manager storage: a damaged file is Corrupt and is not overwritt
   CHECK(elfin::test::read_file(path) == "ELFINSM1\xc1garbage");
 
   const auto other = dir.write("other.state", "not ours");
-  auto foreign = elfin::shard_manager::FileStorage(other).load();
+  auto foreign = elfin::actors::shard_manager::FileStorage(other).load();
   REQUIRE_FALSE(foreign);
   CHECK(foreign.error().kind == StorageErrorKind::Corrupt);
 }
@@ -116,10 +116,10 @@ TEST_CASE("shard manager storage: damaged Redis data is Corrupt", "[shard_manage
   REQUIRE(reply != nullptr);
   freeReplyObject(reply);
   redisFree(c);
-  elfin::shard_manager::RedisOptions options;
+  elfin::actors::shard_manager::RedisOptions options;
   options.port = server.port();
   options.key = "test:bad";
-  elfin::shard_manager::RedisStorage storage(options);
+  elfin::actors::shard_manager::RedisStorage storage(options);
   auto loaded = storage.load();
   REQUIRE_FALSE(loaded);
   CHECK(loaded.error().kind == StorageErrorKind::Corrupt);
@@ -128,10 +128,10 @@ TEST_CASE("shard manager storage: damaged Redis data is Corrupt", "[shard_manage
 TEST_CASE("shard manager storage: Redis going away is Unavailable, and a new server is used when it is back",
           "[shard_manager][storage]") {
   auto server = std::make_unique<elfin::test::RedisServer>();
-  elfin::shard_manager::RedisOptions options;
+  elfin::actors::shard_manager::RedisOptions options;
   options.port = server->port();
   options.timeout = std::chrono::milliseconds(500);
-  elfin::shard_manager::RedisStorage storage(options);
+  elfin::actors::shard_manager::RedisStorage storage(options);
   REQUIRE(storage.save(state(1, 1, 0)));
   server->stop();
   auto down = storage.save(state(2, 2, 0));

@@ -16,7 +16,7 @@
 #include "redis_server.hpp"
 
 using namespace std::chrono_literals;
-using elfin::sharding::ShardingErrorKind;
+using elfin::protocols::sharding::ShardingErrorKind;
 using elfin::test::Cluster;
 
 namespace {
@@ -29,6 +29,33 @@ void check_invariants(Cluster& cluster) {
 
 // 64 shards; a regular round may move up to 32 to one pod, so two pods balance in one round.
 constexpr const char* kSmall = "shard_function = \"jump-xxh64/1:64\"\nrebalance_rate = 0.5";
+
+/// Where most tests start: pods 1 and 2 joined, then `rounds` regular rounds (20 s each), 32 of
+/// kSmall's shards each.
+void two_balanced_pods(Cluster& cluster, int rounds = 1) {
+  REQUIRE(cluster.join(1));
+  REQUIRE(cluster.join(2));
+  cluster.settle();
+  for (int round = 0; round < rounds; ++round) cluster.advance(20s);
+  REQUIRE(cluster.owned(cluster.pod(1)) == 32);
+  REQUIRE(cluster.owned(cluster.pod(2)) == 32);
+}
+
+/// Makes every save of the storage fail (`fail`) or report another writer (`conflict`).
+void set_storage(Cluster& cluster, bool fail, bool conflict) {
+  std::lock_guard lock(cluster.control().mutex);
+  cluster.control().fail = fail;
+  cluster.control().conflict = conflict;
+}
+
+/// Another writer appears while pod 2 unregisters: the manager refuses to fork the map and
+/// fails; its restart (after the restart backoff) starts from what is stored.
+void restart_manager_by_conflict(Cluster& cluster) {
+  set_storage(cluster, false, true);
+  CHECK_FALSE(cluster.proxy().request_fallible(elfin::protocols::sharding::Unregister{cluster.pod(2)}));
+  set_storage(cluster, false, false);
+  cluster.advance(1s);
+}
 constexpr const char* kShardcake = R"(shard_function = "shardcake/1:300")";
 
 }  // namespace
@@ -114,12 +141,7 @@ TEST_CASE("shard manager: an unregistered pod's shards move to the others at onc
 
 TEST_CASE("shard manager: a dead pod loses its shards once the health check says so", "[shard_manager]") {
   Cluster cluster(kSmall);
-  REQUIRE(cluster.join(1));
-  REQUIRE(cluster.join(2));
-  cluster.settle();
-  for (int round = 0; round < 6; ++round) cluster.advance(20s);
-  REQUIRE(cluster.owned(cluster.pod(1)) == 32);
-  REQUIRE(cluster.owned(cluster.pod(2)) == 32);
+  two_balanced_pods(cluster, 6);
 
   cluster.kill(2);  // no unregister: its address now reaches no one
   cluster.settle();
@@ -135,15 +157,11 @@ TEST_CASE("shard manager: a dead pod loses its shards once the health check says
 
 TEST_CASE("shard manager: an alive but unreachable pod keeps its shards", "[shard_manager]") {
   Cluster cluster(kSmall);
-  REQUIRE(cluster.join(1));
-  REQUIRE(cluster.join(2));
-  cluster.settle();
-  for (int round = 0; round < 6; ++round) cluster.advance(20s);
-  REQUIRE(cluster.owned(cluster.pod(2)) == 32);
+  two_balanced_pods(cluster, 6);
 
   // Pod 2 stops answering; the health authority still sees it alive.
   cluster.world().set_behaviour(2, {.answer_pings = false, .answer_commands = false});
-  cluster.health().set(cluster.pod(2), elfin::shard_manager::Health::Alive);
+  cluster.health().set(cluster.pod(2), elfin::actors::shard_manager::Health::Alive);
   cluster.report(cluster.pod(2));
   cluster.advance(3s);  // ping_timeout
   CHECK(cluster.owned(cluster.pod(2)) == 32);
@@ -160,10 +178,7 @@ TEST_CASE("shard manager: a pod that does not answer pings, with no other author
           "[shard_manager]") {
   // The direct check: no answer within ping_timeout is "unknown", which counts as alive.
   Cluster cluster(kSmall);
-  REQUIRE(cluster.join(1));
-  REQUIRE(cluster.join(2));
-  cluster.settle();
-  for (int round = 0; round < 6; ++round) cluster.advance(20s);
+  two_balanced_pods(cluster, 6);
   cluster.world().set_behaviour(2, {.answer_pings = false});
   cluster.report(cluster.pod(2));
   cluster.advance(3s);
@@ -216,10 +231,7 @@ TEST_CASE("shard manager: a failing storage stops acknowledgements and never for
   const auto before = cluster.assignments();
   REQUIRE(before.shards_of(cluster.pod(1)).size() == 64);
 
-  {
-    std::lock_guard lock(cluster.control().mutex);
-    cluster.control().fail = true;
-  }
+  set_storage(cluster, true, false);
   // Nothing that needs a save is acknowledged.
   auto registered = cluster.join(2);
   REQUIRE_FALSE(registered);
@@ -231,31 +243,22 @@ TEST_CASE("shard manager: a failing storage stops acknowledgements and never for
 
   // With storage back, pod 2 joins; its round then meets a failing storage after the unassign:
   // nothing is assigned from the unsaved map, and the round waits for the storage.
-  {
-    std::lock_guard lock(cluster.control().mutex);
-    cluster.control().fail = false;
-  }
+  set_storage(cluster, false, false);
   REQUIRE(cluster.join(2));
-  {
-    std::lock_guard lock(cluster.control().mutex);
-    cluster.control().fail = true;
-  }
+  set_storage(cluster, true, false);
   cluster.advance(20s);
   CHECK(cluster.world().held_by(cluster.pod(2)).empty());
   CHECK(cluster.assignments().epoch == before.epoch);
   cluster.advance(3s);  // persist_retry_interval: fails again
   CHECK(cluster.world().held_by(cluster.pod(2)).empty());
-  {
-    std::lock_guard lock(cluster.control().mutex);
-    cluster.control().fail = false;
-  }
+  set_storage(cluster, false, false);
   cluster.advance(3s);
   const auto after = cluster.assignments();
   CHECK(after.epoch > before.epoch);
   CHECK_FALSE(after.shards_of(cluster.pod(2)).empty());
   CHECK(cluster.world().held_by(cluster.pod(2)).size() == after.shards_of(cluster.pod(2)).size());
   // What is stored is exactly what the manager serves.
-  elfin::shard_manager::FileStorage file(cluster.storage_path());
+  elfin::actors::shard_manager::FileStorage file(cluster.storage_path());
   auto stored = file.load();
   REQUIRE(stored);
   REQUIRE(stored->has_value());
@@ -266,26 +269,12 @@ TEST_CASE("shard manager: a failing storage stops acknowledgements and never for
 TEST_CASE("shard manager: a restarted manager reloads the saved map, bumps the epoch and moves nothing",
           "[shard_manager]") {
   Cluster cluster(kSmall);
-  REQUIRE(cluster.join(1));
-  REQUIRE(cluster.join(2));
-  cluster.settle();
-  for (int round = 0; round < 6; ++round) cluster.advance(20s);
+  two_balanced_pods(cluster, 6);
   const auto before = cluster.assignments();
   REQUIRE(before.shards_of(cluster.pod(1)).size() == 32);
   const auto assigns_before = cluster.world().assigns().size();
 
-  // Another writer appears: the manager refuses to fork the map and fails; its restart (after
-  // the restart backoff) starts from what is stored.
-  {
-    std::lock_guard lock(cluster.control().mutex);
-    cluster.control().conflict = true;
-  }
-  CHECK_FALSE(cluster.proxy().request_fallible(elfin::sharding::Unregister{cluster.pod(2)}));
-  {
-    std::lock_guard lock(cluster.control().mutex);
-    cluster.control().conflict = false;
-  }
-  cluster.advance(1s);
+  restart_manager_by_conflict(cluster);
   const auto after = cluster.assignments();
   CHECK(after.epoch > before.epoch);
   CHECK(after.pods == before.pods);
@@ -341,7 +330,7 @@ TEST_CASE("shard manager: a rolling update gives no shard to an old version whil
   for (int round = 0; round < 20; ++round) cluster.advance(20s);
   REQUIRE(cluster.owned(cluster.pod(1)) == 100);
 
-  std::set<elfin::sharding::PodRef> old_pods{cluster.pod(1), cluster.pod(2), cluster.pod(3)};
+  std::set<elfin::protocols::sharding::PodRef> old_pods{cluster.pod(1), cluster.pod(2), cluster.pod(3)};
   const auto assigns_before = cluster.world().assigns().size();
   std::map<std::uint32_t, int> moves;  // per shard, during the update
   for (std::uint32_t i = 0; i < 3; ++i) {
@@ -371,11 +360,7 @@ TEST_CASE("shard manager: a rolling update gives no shard to an old version whil
 TEST_CASE("shard manager: a pod found dead by a rebalance round loses its shards, the others keep theirs",
           "[shard_manager]") {
   Cluster cluster(kSmall);
-  REQUIRE(cluster.join(1));
-  REQUIRE(cluster.join(2));
-  cluster.settle();
-  cluster.advance(20s);
-  REQUIRE(cluster.owned(cluster.pod(1)) == 32);
+  two_balanced_pods(cluster);
   const auto pod1_before = cluster.assignments().shards_of(cluster.pod(1));
 
   cluster.kill(2);
@@ -397,7 +382,7 @@ TEST_CASE("shard manager: a pod found dead by a rebalance round loses its shards
 
 TEST_CASE("shard manager: a pod the health check calls dead cannot register", "[shard_manager]") {
   Cluster cluster(kSmall);
-  cluster.health().set(cluster.pod(1), elfin::shard_manager::Health::Dead);
+  cluster.health().set(cluster.pod(1), elfin::actors::shard_manager::Health::Dead);
   auto refused = cluster.join(1);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().kind == ShardingErrorKind::PodDead);
@@ -408,10 +393,7 @@ TEST_CASE("shard manager: metrics count pods, shards per pod, unassigned shards,
           "[shard_manager]") {
   Cluster cluster(kSmall);
   CHECK(cluster.metric("elfin_shard_manager_unassigned_shards") == 64);
-  REQUIRE(cluster.join(1));
-  REQUIRE(cluster.join(2));
-  cluster.settle();
-  cluster.advance(20s);
+  two_balanced_pods(cluster);
   CHECK(cluster.metric("elfin_shard_manager_pods") == 2);
   CHECK(cluster.metric("elfin_shard_manager_unassigned_shards") == 0);
   CHECK(cluster.metric("elfin_shard_manager_shards_per_pod_min") == 32);
@@ -479,17 +461,11 @@ TEST_CASE("shard manager: a manager that dies between unassign and persist leave
   cluster.settle();
   REQUIRE(cluster.world().held_by(cluster.pod(1)).size() == 64);
   REQUIRE(cluster.join(2));
-  {
-    std::lock_guard lock(cluster.control().mutex);
-    cluster.control().conflict = true;  // the save after the unassign fails the manager
-  }
+  set_storage(cluster, false, true);  // the save after the unassign fails the manager
   cluster.advance(20s);
   CHECK(cluster.world().held_by(cluster.pod(1)).size() == 32);  // unassigned, not yet reassigned
   CHECK(cluster.world().held_by(cluster.pod(2)).empty());
-  {
-    std::lock_guard lock(cluster.control().mutex);
-    cluster.control().conflict = false;
-  }
+  set_storage(cluster, false, false);
   cluster.advance(1s);  // the restart backoff: the manager loads the stored map and resends it
   CHECK(cluster.world().held_by(cluster.pod(1)).size() == 64);
   CHECK(cluster.world().held_by(cluster.pod(2)).empty());
@@ -503,11 +479,7 @@ TEST_CASE("shard manager: a manager that dies between unassign and persist leave
 
 TEST_CASE("shard manager: a dead pod nobody reports is found by the periodic health check", "[shard_manager]") {
   Cluster cluster(kSmall);
-  REQUIRE(cluster.join(1));
-  REQUIRE(cluster.join(2));
-  cluster.settle();
-  cluster.advance(20s);
-  REQUIRE(cluster.owned(cluster.pod(2)) == 32);
+  two_balanced_pods(cluster);
   cluster.kill(2);  // no report, and balanced rounds do not involve it
   cluster.advance(20s);
   CHECK(cluster.owned(cluster.pod(2)) == 32);
@@ -522,31 +494,19 @@ TEST_CASE("shard manager: with Redis storage, a restarted manager reloads the ma
           "[shard_manager]") {
   elfin::test::RedisServer redis;
   Cluster cluster(kSmall, redis.port());
-  REQUIRE(cluster.join(1));
-  REQUIRE(cluster.join(2));
-  cluster.settle();
-  cluster.advance(20s);
+  two_balanced_pods(cluster);
   const auto before = cluster.assignments();
   REQUIRE(before.shards_of(cluster.pod(1)).size() == 32);
-  {
-    std::lock_guard lock(cluster.control().mutex);
-    cluster.control().conflict = true;
-  }
-  CHECK_FALSE(cluster.proxy().request_fallible(elfin::sharding::Unregister{cluster.pod(2)}));
-  {
-    std::lock_guard lock(cluster.control().mutex);
-    cluster.control().conflict = false;
-  }
-  cluster.advance(1s);
+  restart_manager_by_conflict(cluster);
   const auto after = cluster.assignments();
   CHECK(after.epoch > before.epoch);
   CHECK(after.owners == before.owners);
   CHECK(cluster.world().held_by(cluster.pod(1)).size() == 32);
   CHECK(cluster.world().held_by(cluster.pod(2)).size() == 32);
   // What Redis holds is what the manager serves.
-  elfin::shard_manager::RedisOptions options;
+  elfin::actors::shard_manager::RedisOptions options;
   options.port = redis.port();
-  auto stored = elfin::shard_manager::RedisStorage(options).load();
+  auto stored = elfin::actors::shard_manager::RedisStorage(options).load();
   REQUIRE(stored);
   REQUIRE(stored->has_value());
   CHECK((*stored)->assignments == after);

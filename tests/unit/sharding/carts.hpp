@@ -104,38 +104,39 @@ inline Task<> cart(Context<NoConfig, std::string> ctx, std::shared_ptr<CartWorld
   CartState state{pod, 0, true};
   std::uint64_t last_seq = 0;
   while (auto envelope = co_await ctx.recv()) {
-    if (const auto* add = envelope->get<CartAdd>()) {
-      ++state.items;
-      if (add->seq != 0) {
-        if (add->seq <= last_seq) state.in_order = false;
-        last_seq = add->seq;
-      }
-    } else if (envelope->is<CartGet>()) {
-      ctx.respond(envelope->take_token<CartGet>(), state);
-    }
+    co_await handle(
+        *envelope,
+        [&](const CartAdd& add) {
+          ++state.items;
+          if (add.seq != 0) {
+            if (add.seq <= last_seq) state.in_order = false;
+            last_seq = add.seq;
+          }
+        },
+        [&](const CartGet&, ResponseToken<CartGet> token) { ctx.respond(std::move(token), state); });
   }
   world->stopped(ctx.key(), pod);
 }
 
 inline Task<> client(Context<> ctx) {
   while (auto envelope = co_await ctx.recv()) {
-    const auto* get = envelope->get<ClientGet>();
-    if (get == nullptr) continue;
-    auto token = envelope->take_token<ClientGet>();
-    sharding::EntitySendOptions options;
-    options.to = Addr{get->carts};
-    options.pod = Addr{get->pod};
-    options.send_timeout = std::chrono::milliseconds{get->send_timeout_ms};
-    auto answer = co_await sharding::request_entity(ctx, CartGet{get->cart}, options);
-    ClientAnswer result;
-    if (answer) {
-      result.ok = true;
-      result.state = *answer;
-    } else {
-      result.attempts = answer.error().attempts;
-      result.error = fmt::format("{}", answer.error());
-    }
-    ctx.respond(std::move(token), std::move(result));
+    // A coroutine handler: it lives until the co_await ends, so capturing by reference is safe.
+    co_await handle(*envelope, [&](const ClientGet& get, ResponseToken<ClientGet> token) -> Task<> {
+      actors::sharding::EntitySendOptions options;
+      options.to = Addr{get.carts};
+      options.pod = Addr{get.pod};
+      options.send_timeout = std::chrono::milliseconds{get.send_timeout_ms};
+      auto answer = co_await actors::sharding::request_entity(ctx, CartGet{get.cart}, options);
+      ClientAnswer result;
+      if (answer) {
+        result.ok = true;
+        result.state = *answer;
+      } else {
+        result.attempts = answer.error().attempts;
+        result.error = fmt::format("{}", answer.error());
+      }
+      ctx.respond(std::move(token), std::move(result));
+    });
   }
 }
 

@@ -1,6 +1,6 @@
 // Entity messages reach the owner's node: two nodes over real loopback TCP, a shard manager and a
 // pod on node 1, a pod on node 2, each node fronting its cart group with a remote group whose node
-// selector is sharding::owner_node. Whichever node a sender is on, a cart's messages land on the
+// selector is actors::sharding::owner_node. Whichever node a sender is on, a cart's messages land on the
 // one pod that owns its shard.
 #include <chrono>
 #include <cstdint>
@@ -17,7 +17,7 @@
 #include <elfin/actors/sharding/owner_node.hpp>
 #include <elfin/elfin.hpp>
 #include <elfin/network/network.hpp>
-#include <elfin/sharding/manager_protocol.hpp>
+#include <elfin/protocols/sharding/manager_protocol.hpp>
 #include <elfin/testing/proxy.hpp>
 
 #include "../network/network_test_config.hpp"
@@ -41,30 +41,32 @@ std::string listen_address(elfin::testing::Proxy& proxy) {
 }
 
 struct PodNode {
-  std::shared_ptr<elfin::sharding::AssignmentCache> cache = std::make_shared<elfin::sharding::AssignmentCache>();
-  std::shared_ptr<elfin::sharding::EntityRegistry> registry = std::make_shared<elfin::sharding::EntityRegistry>();
+  std::shared_ptr<elfin::actors::sharding::AssignmentCache> cache =
+      std::make_shared<elfin::actors::sharding::AssignmentCache>();
+  std::shared_ptr<elfin::actors::sharding::EntityRegistry> registry =
+      std::make_shared<elfin::actors::sharding::EntityRegistry>();
 };
 
 /// The groups every pod node has: its pod, its carts, and `carts` in front of all pod nodes.
 void mount_pod(elfin::Topology& topology, elfin::Local& manager, PodNode& node, std::uint64_t incarnation,
                std::shared_ptr<elfin::test::CartWorld> world, std::string address) {
   auto pod = topology.local("sharding.pod");
-  pod.mount(elfin::sharding::pod({node.cache, incarnation}));
+  pod.mount(elfin::actors::sharding::pod({node.cache, incarnation}));
   pod.route_to(manager, elfin::filters::protocol("sharding"));
-  elfin::sharding::EntityOptions options;
+  elfin::actors::sharding::EntityOptions options;
   options.cache = node.cache;
   options.shard_function = kFunction;
   options.entity_id = elfin::test::cart_id;
   options.registry = node.registry;
   topology.local("carts.local")
-      .mount(elfin::sharding::entities(std::move(options),
-                                       [world, address](elfin::Context<elfin::NoConfig, std::string> ctx) {
-                                         return elfin::test::cart(ctx, world, address);
-                                       }));
+      .mount(elfin::actors::sharding::entities(std::move(options),
+                                               [world, address](elfin::Context<elfin::NoConfig, std::string> ctx) {
+                                                 return elfin::test::cart(ctx, world, address);
+                                               }));
   elfin::network::RemoteGroupOptions front;
   front.nodes = {1, 2};
   front.remote_name = "carts.local";
-  front.pick = elfin::sharding::owner_node(node.cache, kFunction, elfin::test::cart_id);
+  front.pick = elfin::actors::sharding::owner_node(node.cache, kFunction, elfin::test::cart_id);
   topology.local("carts").mount(elfin::network::remote_group(std::move(front)));
 }
 
@@ -85,7 +87,7 @@ struct TwoNodes {
     elfin::Topology topology1;
     topology1.local("system.network").mount(elfin::network::blueprint());
     auto manager1 = topology1.local("sharding.manager");
-    manager1.mount(elfin::shard_manager::blueprint());
+    manager1.mount(elfin::actors::shard_manager::blueprint());
     mount_pod(topology1, manager1, one, 11, world, "pod-1");
     elfin::StartOptions start1;
     start1.node_no = 1;
@@ -124,8 +126,8 @@ storage.path = "{}"
   bool settled() {
     if (!eventually([&] { return one.cache->owned().size() == 8 && two.cache->owned().size() == 8; })) return false;
     return eventually([&] {
-      auto map =
-          node1->request_fallible(elfin::sharding::GetAssignments{}, node1->system().group_addr("sharding.manager"));
+      auto map = node1->request_fallible(elfin::protocols::sharding::GetAssignments{},
+                                         node1->system().group_addr("sharding.manager"));
       return map && one.cache->map_epoch() == map->epoch && two.cache->map_epoch() == map->epoch;
     });
   }

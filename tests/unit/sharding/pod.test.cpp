@@ -9,12 +9,12 @@
 #include <catch2/catch.hpp>
 
 #include <elfin/actors/sharding.hpp>
-#include <elfin/sharding/manager_protocol.hpp>
-#include <elfin/sharding/pod_protocol.hpp>
+#include <elfin/protocols/sharding/manager_protocol.hpp>
+#include <elfin/protocols/sharding/pod_protocol.hpp>
 
 #include "pod_cluster.hpp"
 
-using elfin::sharding::ShardingErrorKind;
+using elfin::protocols::sharding::ShardingErrorKind;
 using elfin::test::eventually;
 using elfin::test::PodCluster;
 
@@ -32,7 +32,7 @@ TEST_CASE("sharding pods: a pod reads the map, registers with its address and in
     CHECK(cluster.cache(1).route(shard).local);
   }
   // The pod answers the manager's ping with who it is.
-  auto pong = cluster.proxy().request_fallible(elfin::sharding::PingPod{PodCluster::ref(1)},
+  auto pong = cluster.proxy().request_fallible(elfin::protocols::sharding::PingPod{PodCluster::ref(1)},
                                                elfin::Addr{cluster.cache(1).endpoint()});
   REQUIRE(pong);
   CHECK(*pong == PodCluster::ref(1));
@@ -48,19 +48,21 @@ TEST_CASE("sharding pods: commands for another incarnation or an older epoch are
 
   auto other = me;
   other.incarnation += 1;
-  auto wrong = cluster.proxy().request_fallible(elfin::sharding::AssignShards{other, {0}, epoch + 1}, endpoint);
+  auto wrong =
+      cluster.proxy().request_fallible(elfin::protocols::sharding::AssignShards{other, {0}, epoch + 1}, endpoint);
   REQUIRE(wrong);
   REQUIRE_FALSE(*wrong);
   CHECK(wrong->error().kind == ShardingErrorKind::WrongIncarnation);
 
-  auto stale = cluster.proxy().request_fallible(elfin::sharding::UnassignShards{me, {0}, epoch - 1}, endpoint);
+  auto stale =
+      cluster.proxy().request_fallible(elfin::protocols::sharding::UnassignShards{me, {0}, epoch - 1}, endpoint);
   REQUIRE(stale);
   REQUIRE_FALSE(*stale);
   CHECK(stale->error().kind == ShardingErrorKind::StaleEpoch);
   CHECK(cluster.cache(1).owns(0));
 
   // The manager may resend shards the pod holds (after its restart): nothing changes.
-  auto again = cluster.proxy().request_fallible(elfin::sharding::AssignShards{me, {0, 1}, epoch}, endpoint);
+  auto again = cluster.proxy().request_fallible(elfin::protocols::sharding::AssignShards{me, {0, 1}, epoch}, endpoint);
   REQUIRE(again);
   CHECK(*again);
   CHECK(cluster.cache(1).owned().size() == PodCluster::kShards);
@@ -154,7 +156,7 @@ TEST_CASE("sharding pods: with the manager gone the pods keep routing from their
   const elfin::Addr endpoint{cluster.cache(1).endpoint()};
   const auto owned = cluster.cache(1).owned();
   REQUIRE(cluster.proxy().request_fallible(
-      elfin::sharding::AssignShards{PodCluster::ref(1), {owned.front()}, map.epoch + 1}, endpoint));
+      elfin::protocols::sharding::AssignShards{PodCluster::ref(1), {owned.front()}, map.epoch + 1}, endpoint));
   REQUIRE(eventually([&] { return cluster.cache(1).epoch() == map.epoch + 1; }));
 
   // Each pod still knows where every shard is: its own locally, the other's through the map.
@@ -173,12 +175,12 @@ TEST_CASE("sharding pods: with the manager gone the pods keep routing from their
 }
 
 TEST_CASE("sharding pods: a config with a bad shard function or durations is refused naming each key", "[sharding]") {
-  elfin::sharding::PodConfig config;
-  CHECK(elfin::sharding::validate(config).empty());
+  elfin::actors::sharding::PodConfig config;
+  CHECK(elfin::actors::sharding::validate(config).empty());
   config.shard_function = "nonsense";
   config.send_timeout = std::chrono::milliseconds{0};
   config.entity_termination_timeout = std::chrono::milliseconds{-1};
-  const auto problems = elfin::sharding::validate(config);
+  const auto problems = elfin::actors::sharding::validate(config);
   REQUIRE(problems.size() == 3);
   CHECK(problems[0].find("shard_function") != std::string::npos);
   CHECK(problems[1].find("entity_termination_timeout") != std::string::npos);

@@ -23,8 +23,8 @@
 #include <elfin/actors/shard_manager.hpp>
 #include <elfin/actors/sharding.hpp>
 #include <elfin/elfin.hpp>
-#include <elfin/sharding/manager_protocol.hpp>
-#include <elfin/sharding/pod_protocol.hpp>
+#include <elfin/protocols/sharding/manager_protocol.hpp>
+#include <elfin/protocols/sharding/pod_protocol.hpp>
 #include <elfin/testing/proxy.hpp>
 
 #include "../temp_dir.hpp"
@@ -46,9 +46,9 @@ bool eventually(Done done) {
 }
 
 /// One entity per owned shard; stops only when the test lets it (or at once when `prompt`).
-class FakeHost final : public sharding::EntityHost {
+class FakeHost final : public actors::sharding::EntityHost {
  public:
-  explicit FakeHost(std::shared_ptr<sharding::AssignmentCache> cache) : cache_(std::move(cache)) {}
+  explicit FakeHost(std::shared_ptr<actors::sharding::AssignmentCache> cache) : cache_(std::move(cache)) {}
 
   std::vector<std::uint64_t> stop(const std::set<std::uint32_t>& shards) override {
     std::lock_guard lock(mutex_);
@@ -88,7 +88,7 @@ class FakeHost final : public sharding::EntityHost {
   }
 
  private:
-  std::shared_ptr<sharding::AssignmentCache> cache_;
+  std::shared_ptr<actors::sharding::AssignmentCache> cache_;
   mutable std::mutex mutex_;
   bool prompt_ = true;
   std::set<std::uint32_t> asked_;
@@ -105,22 +105,22 @@ class PodCluster {
                       bool carts = false, std::string pod_extra = "")
       : carts_(carts), pod_extra_(std::move(pod_extra)) {
     for (std::size_t i = 1; i <= pods; ++i) {
-      auto cache = std::make_shared<sharding::AssignmentCache>();
+      auto cache = std::make_shared<actors::sharding::AssignmentCache>();
       caches_.push_back(cache);
       hosts_.push_back(std::make_shared<FakeHost>(cache));
-      registries_.push_back(std::make_shared<sharding::EntityRegistry>());
+      registries_.push_back(std::make_shared<actors::sharding::EntityRegistry>());
       if (!carts) cache->add_host(hosts_.back());
     }
     proxy_ = std::make_unique<testing::Proxy>(start(std::move(rebalance_interval), with_manager));
   }
 
-  [[nodiscard]] sharding::AssignmentCache& cache(std::size_t pod) { return *caches_.at(pod - 1); }
+  [[nodiscard]] actors::sharding::AssignmentCache& cache(std::size_t pod) { return *caches_.at(pod - 1); }
   [[nodiscard]] FakeHost& host(std::size_t pod) { return *hosts_.at(pod - 1); }
-  [[nodiscard]] static sharding::PodRef ref(std::size_t pod) {
-    return sharding::PodRef{fmt::format("pod-{}", pod), 1000 + pod};
+  [[nodiscard]] static protocols::sharding::PodRef ref(std::size_t pod) {
+    return protocols::sharding::PodRef{fmt::format("pod-{}", pod), 1000 + pod};
   }
   [[nodiscard]] testing::Proxy& proxy() { return *proxy_; }
-  [[nodiscard]] sharding::EntityRegistry& registry(std::size_t pod) { return *registries_.at(pod - 1); }
+  [[nodiscard]] actors::sharding::EntityRegistry& registry(std::size_t pod) { return *registries_.at(pod - 1); }
   [[nodiscard]] CartWorld& carts() { return *world_; }
   /// Gets `cart` through request_entity, sent to pod `pod`'s cart group.
   ClientAnswer client_get(const std::string& cart, std::size_t pod, std::chrono::milliseconds send_timeout) {
@@ -145,7 +145,7 @@ class PodCluster {
   /// From now on the pods' requests to the manager reach no one (it is down as far as they see).
   void take_manager_down() { manager_down_->store(true); }
 
-  sharding::Assignments assignments() { return proxy_->request(sharding::GetAssignments{}); }
+  protocols::sharding::Assignments assignments() { return proxy_->request(protocols::sharding::GetAssignments{}); }
   std::size_t owned_in_map(std::size_t pod) { return assignments().shards_of(ref(pod)).size(); }
 
  private:
@@ -153,18 +153,17 @@ class PodCluster {
     Topology topology;
     auto manager = topology.local("sharding.manager");
     if (with_manager) {
-      shard_manager::Options options;
+      actors::shard_manager::Options options;
       const std::string path = dir_.file("shards.state");
-      options.storage =
-          [path](
-              const shard_manager::Config&) -> Result<std::unique_ptr<shard_manager::AssignmentStorage>, std::string> {
-        return shard_manager::open_storage([&] {
-          shard_manager::Config config;
+      options.storage = [path](const actors::shard_manager::Config&)
+          -> Result<std::unique_ptr<actors::shard_manager::AssignmentStorage>, std::string> {
+        return actors::shard_manager::open_storage([&] {
+          actors::shard_manager::Config config;
           config.storage.path = path;
           return config;
         }());
       };
-      manager.mount(shard_manager::blueprint(std::move(options)));
+      manager.mount(actors::shard_manager::blueprint(std::move(options)));
     } else {
       // A manager that never answers: requests to it are dropped (Ignored).
       manager.mount(ActorGroup().exec([](Context<> ctx) -> Task<> {
@@ -184,19 +183,19 @@ rebalance_rate = 1.0
     for (std::size_t i = 1; i <= caches_.size(); ++i) {
       const std::string name = fmt::format("pod{}", i);
       auto pod = topology.local(name);
-      pod.mount(sharding::pod({caches_[i - 1], ref(i).incarnation}));
+      pod.mount(actors::sharding::pod({caches_[i - 1], ref(i).incarnation}));
       // The manager "goes down" for the pods when the test says so: their requests reach no one.
       pod.route_to(manager,
                    [down = manager_down_](const Envelope& e) { return e.protocol() == "sharding" && !down->load(); });
       if (carts_) {
-        sharding::EntityOptions options;
+        actors::sharding::EntityOptions options;
         options.cache = caches_[i - 1];
         options.shard_function = fmt::format("jump-xxh64/1:{}", kShards);
         options.entity_id = cart_id;
         options.registry = registries_[i - 1];
         const std::string address = ref(i).address;
         topology.local(fmt::format("carts{}", i))
-            .mount(sharding::entities(
+            .mount(actors::sharding::entities(
                 std::move(options),
                 [world = world_, address](Context<NoConfig, std::string> ctx) { return cart(ctx, world, address); }));
       }
@@ -226,10 +225,10 @@ entity_termination_timeout = "5s"
   bool carts_ = false;
   std::string pod_extra_;
   std::shared_ptr<CartWorld> world_ = std::make_shared<CartWorld>();
-  std::vector<std::shared_ptr<sharding::EntityRegistry>> registries_;
+  std::vector<std::shared_ptr<actors::sharding::EntityRegistry>> registries_;
   hashing::ShardFunction function_ = hashing::ShardFunction::parse(fmt::format("jump-xxh64/1:{}", kShards)).value();
   TempDir dir_;
-  std::vector<std::shared_ptr<sharding::AssignmentCache>> caches_;
+  std::vector<std::shared_ptr<actors::sharding::AssignmentCache>> caches_;
   std::vector<std::shared_ptr<FakeHost>> hosts_;
   std::unique_ptr<testing::Proxy> proxy_;
 };

@@ -2,6 +2,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <asio.hpp>
 
@@ -40,6 +43,7 @@ Task<> asker(Context<> ctx) {
   while (auto envelope = co_await ctx.recv()) {
     if (!envelope->is<ConfigUpdated>()) continue;
     for (int i = 0; i < 3; ++i) std::ignore = co_await ctx.send(Hello{});
+    metrics::increment_counter("asker_greetings_total", 3);
     telemeter::GetListenAddress question;
     auto address = co_await ctx.request(std::move(question));
     journal().add("listening on " + address.value_or("?"));
@@ -67,6 +71,26 @@ Topology with_telemeter() {
 
 bool is_listening_line(const std::string& line) { return line.starts_with("listening on"); }
 
+// The families of `body` with a `# TYPE` line and no `# HELP` line.
+std::vector<std::string> families_without_help(const std::string& body) {
+  std::vector<std::string> typed;
+  std::vector<std::string> helped;
+  std::istringstream lines(body);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string hash, kind, name;
+    words >> hash >> kind >> name;
+    if (hash != "#") continue;
+    if (kind == "TYPE") typed.push_back(name);
+    if (kind == "HELP" && words.peek() != EOF) helped.push_back(name);
+  }
+  std::vector<std::string> out;
+  for (const auto& name : typed) {
+    if (std::find(helped.begin(), helped.end(), name) == helped.end()) out.push_back(name);
+  }
+  return out;
+}
+
 // A system with the telemeter on a free loopback port; the asker reports the address it got.
 Result<System, StartError> start_with_telemeter() {
   journal().clear();
@@ -78,6 +102,7 @@ Result<System, StartError> start_with_telemeter() {
 }  // namespace
 
 TEST_CASE("the telemeter serves the built-in metrics on /metrics", "[telemeter]") {
+  metrics::describe("asker_greetings_total", "Hellos the asker sent");
   auto system = start_with_telemeter();
   REQUIRE(system.ok());
   // The asker's first Hello carries a send stamp (the first send of its run), so once the sink
@@ -100,6 +125,10 @@ TEST_CASE("the telemeter serves the built-in metrics on /metrics", "[telemeter]"
   CHECK_THAT(body, Catch::Contains(R"(elfin_active_actors{actor_group="sink",status="Normal"} 1)"));
   CHECK_THAT(body, Catch::Contains("# TYPE elfin_message_waiting_time_seconds histogram"));
   CHECK_THAT(body, Catch::Contains(R"(elfin_message_waiting_time_seconds_bucket{actor_group="sink",le="+Inf"})"));
+  // Every family explains itself: the runtime's, and an actor's own once described.
+  CHECK_THAT(body, Catch::Contains("# HELP elfin_sent_messages_total Messages the group's actors sent"));
+  CHECK_THAT(body, Catch::Contains("# HELP asker_greetings_total Hellos the asker sent"));
+  CHECK(families_without_help(body) == std::vector<std::string>{});
   system->terminate("test over");
   system->join();
 }

@@ -61,9 +61,6 @@ class AnyMessage {
     return is<M>() ? static_cast<const M*>(object_) : nullptr;
   }
 
-  /// Moves the message into a new envelope (the AnyMessage is left empty).
-  [[nodiscard]] Envelope into_envelope(Addr sender, TraceId trace_id) &&;
-
  private:
   AnyMessage(const MessageVTable* vtable, void* object) : vtable_(vtable), object_(object) {}
   const MessageVTable* vtable_;

@@ -83,8 +83,6 @@ class AnyConfig {
                                                                 std::string_view source = "<config>");
   /// Reads and parses a TOML file; the error names the file.
   [[nodiscard]] static Result<AnyConfig, ConfigError> from_file(const std::string& path);
-  /// Wraps the msgpack encoding of a map.
-  [[nodiscard]] static AnyConfig from_msgpack(std::string bytes);
   /// Copies a msgpack map.
   [[nodiscard]] static AnyConfig from_object(const msgpack::object& map);
 

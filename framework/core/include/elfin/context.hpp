@@ -232,9 +232,10 @@ class [[nodiscard]] RequestBuilder {
     Envelope envelope = Envelope::make(std::move(request_), self_->addr(), self_->trace_id(), MessageKind::Request);
     detail::EnvelopeAccess::block(envelope)->request = state;
     detail::observe_outgoing(*self_, envelope);
+    const MessageVTable& type = envelope.vtable();
     auto op = to_ ? detail::SendOp{self_->group().system(), *to_, std::move(envelope), detail::SendMode::Bounded}
                   : detail::SendOp{self_->group(), std::move(envelope), detail::SendMode::Bounded};
-    return {self_, std::move(op), std::move(state)};
+    return {self_, std::move(op), std::move(state), type};
   }
 
   detail::ActorCell* self_;

@@ -56,7 +56,7 @@ MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
       auto parsed = elfin::parse_duration(std::string_view{o.via.str.ptr, o.via.str.size});
       if (!parsed) throw std::invalid_argument{parsed.error().message()};
       out = std::chrono::duration_cast<std::chrono::duration<Rep, Period>>(*parsed);
-      return o;
+      return o;  // NOLINT(bugprone-return-const-ref-from-parameter): msgpack-c's adaptor contract
     }
   };
 
@@ -75,13 +75,13 @@ MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
     const msgpack::object& operator()(const msgpack::object& o, elfin::ByteSize& out) const {
       if (o.type == msgpack::type::POSITIVE_INTEGER) {
         out.bytes = o.via.u64;
-        return o;
+        return o;  // NOLINT(bugprone-return-const-ref-from-parameter): msgpack-c's adaptor contract
       }
       if (o.type != msgpack::type::STR) throw std::invalid_argument{"expected a size such as 4096 or \"64KiB\""};
       auto parsed = elfin::parse_size(std::string_view{o.via.str.ptr, o.via.str.size});
       if (!parsed) throw std::invalid_argument{parsed.error().message()};
       out = *parsed;
-      return o;
+      return o;  // NOLINT(bugprone-return-const-ref-from-parameter): msgpack-c's adaptor contract
     }
   };
 

@@ -49,6 +49,11 @@ class SystemView {
   [[nodiscard]] AnyConfig applied_config(std::string_view group) const;
   /// The config file the system was started from (StartOptions::config_path), or "".
   [[nodiscard]] const std::string& config_path() const;
+  /// A file named in the config (`[system.dumpers] path`, a group's own files): a relative path is
+  /// taken relative to the config file's directory, as `[node] config` is to the topology file's,
+  /// so a node finds the same files from whatever directory it is started. Absolute paths, and
+  /// any path when the system has no config file, are returned unchanged.
+  [[nodiscard]] std::string resolve_path(std::string_view path) const;
   /// Terminates the system and marks it failed: `elfin::run` then exits with 1.
   void fail(std::string reason) const;
 

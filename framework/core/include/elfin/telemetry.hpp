@@ -7,6 +7,7 @@
 //   elfin::metrics::increment_counter("orders_accepted_total");
 //   elfin::metrics::set_gauge("queue_depth", static_cast<double>(queue.size()));
 //   elfin::metrics::record_histogram("pricing_seconds", elapsed_seconds);
+//   elfin::metrics::describe("orders_accepted_total", "Orders taken into the book");  // # HELP
 //
 // Per group (`[<group>.system.telemetry]`, reloadable):
 //
@@ -49,6 +50,10 @@ void increment_counter(std::string_view name, std::uint64_t by = 1);
 void set_gauge(std::string_view name, double value);
 /// Records a value (seconds, for the built-in buckets) into a histogram of the calling actor's group.
 void record_histogram(std::string_view name, double value);
+/// Gives the metric family `name` its `# HELP` text on /metrics, from anywhere, for every system of
+/// the process (a later call for the same name replaces the text). Every `elfin_*` family the
+/// runtime and the batteries record is described by them.
+void describe(std::string_view name, std::string_view help);
 
 }  // namespace metrics
 
@@ -77,6 +82,9 @@ struct MetricSample {
   double value = 0;  ///< counter or gauge
   Histogram histogram;
 };
+
+/// The `# HELP` text given to `name` by `metrics::describe`, or "" if none.
+[[nodiscard]] std::string help_of(std::string_view name);
 
 /// Everything the system of `any_group` measures now: the recorded series plus what is read at
 /// scrape time (active actors per status, dump counters, and the series batteries such as the

@@ -80,7 +80,6 @@ class Local {
 class Topology {
  public:
   Topology() : data_(std::make_shared<detail::TopologyData>()) {}
-  [[nodiscard]] static Topology empty() { return Topology{}; }
 
   /// Declares a group (or returns the existing declaration of that name).
   Local local(std::string name);

@@ -3,7 +3,7 @@
 //
 //   int main(int argc, char** argv) {
 //     elfin::BlueprintRegistry registry;
-//     elfin::cli::register_framework(registry);          // elfin.configurer, ...
+//     elfin::cli::register_framework(registry);          // the batteries (elfin.configurer, ...)
 //     std::ignore = registry.add("shop.orders", orders::blueprint());
 //     return elfin::cli::main(argc, argv, registry);
 //   }
@@ -28,7 +28,8 @@
 
 namespace elfin::cli {
 
-/// Registers the framework's batteries: "elfin.configurer".
+/// Registers the framework's batteries: "elfin.configurer", "elfin.dumper", "elfin.logger",
+/// "elfin.telemeter", "elfin.network" and the remote-group factory topology files use for `[[remote]]`.
 void register_framework(BlueprintRegistry& registry);
 
 /// Loads a topology file for `run`/`check`: `config_override` (if not empty) replaces the file's

@@ -1,6 +1,6 @@
 // The shard manager (`sharding.manager` in topology files): the one authority on which pod owns
 // each shard, in the mould of Shardcake's, usually alone on its node. Pods talk to it with the
-// `sharding` protocol (elfin/sharding/*.hpp); it commands them through their sharding actors.
+// `sharding` protocol (elfin/protocols/sharding.hpp); it commands them through their sharding actors.
 //
 // One rebalance at a time, each in this order:
 //   1. plan   elfin::assignment::plan_rebalance over the registered pods and the current map;
@@ -40,7 +40,7 @@
 #include <elfin/blueprint_registry.hpp>
 #include <elfin/result.hpp>
 
-namespace elfin::shard_manager {
+namespace elfin::actors::shard_manager {
 
 /// The blueprint name topology files use.
 inline constexpr std::string_view kBlueprintName = "sharding.manager";
@@ -61,4 +61,4 @@ struct Options {
 /// Adds `sharding.manager`.
 void register_blueprints(BlueprintRegistry& registry);
 
-}  // namespace elfin::shard_manager
+}  // namespace elfin::actors::shard_manager

@@ -33,7 +33,7 @@
 #include <elfin/blueprint.hpp>
 #include <elfin/blueprint_registry.hpp>
 
-namespace elfin::sharding {
+namespace elfin::actors::sharding {
 
 /// The blueprint name topology files use.
 inline constexpr std::string_view kPodBlueprintName = "sharding.pod";
@@ -52,4 +52,4 @@ struct PodOptions {
 /// Adds `sharding.pod`.
 void register_blueprints(BlueprintRegistry& registry);
 
-}  // namespace elfin::sharding
+}  // namespace elfin::actors::sharding

@@ -107,6 +107,8 @@ class GroupRuntime {
   [[nodiscard]] bool schedule_restart(const std::shared_ptr<ActorCell>& cell, std::chrono::nanoseconds delay);
   /// Actors waiting for a restart.
   [[nodiscard]] std::size_t restarting_actors() const;
+  /// Restarts so far (each relaunch of an actor counts once). Any thread.
+  [[nodiscard]] std::uint64_t restarts() const { return restarts_.load(std::memory_order_relaxed); }
 
   /// Registers `subscriber` for ActorStatusReport: the current status of every actor now, then
   /// every change. Any thread.
@@ -137,7 +139,6 @@ class GroupRuntime {
  protected:
   /// Outcome::Default: ValidateConfig → Discard, other system messages → Broadcast, user → Discard.
   [[nodiscard]] static bool default_is_broadcast(const Envelope& envelope);
-  void set_mailbox_capacity_from(const AnyConfig& config);
   void set_applied_config(AnyConfig config);
   /// Adds what `decode_system_config` refuses (e.g. a restart policy without `when`) to `report`,
   /// with the file and line of the key.
@@ -188,6 +189,7 @@ class GroupRuntime {
   mutable std::mutex restart_mu_;
   bool restarts_allowed_ = true;                     // guarded by restart_mu_
   std::unordered_map<ActorCell*, Waiting> waiting_;  // guarded by restart_mu_
+  std::atomic<std::uint64_t> restarts_{0};           // a statistic: relaxed
 
   StatusSubscriptions status_subscriptions_;
 };

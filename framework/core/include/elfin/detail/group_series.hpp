@@ -93,11 +93,18 @@ class SeriesHistogram {
   std::atomic<std::uint64_t> sum_ns_{0};
 };
 
-/// The series of one message type: how many the group sent, how long its actors handled them.
+/// How a request the group made ended, as its requester saw it (a label of elfin_requests_total).
+enum class RequestOutcome : std::uint8_t { Ok, Failed, Ignored };
+inline constexpr std::size_t kRequestOutcomes = 3;
+
+/// The series of one message type: how many the group sent, how long its actors handled them,
+/// and, for a request type, how the group's requests ended and how long their answers took.
 struct MessageSeries {
   std::atomic<const MessageVTable*> message{nullptr};  ///< null: a free slot
   SeriesCounter sent;
   SeriesHistogram handling;
+  std::array<SeriesCounter, kRequestOutcomes> requests;
+  SeriesHistogram request_time;
 };
 
 class GroupSeries {

@@ -45,6 +45,8 @@ class GroupTelemetry {
   [[nodiscard]] GroupSeries& series(ActorCell& cell);
 
   void count_sent(ActorCell& cell, const MessageVTable& message);
+  /// A request of type `request` that `cell` made ended with `outcome`, `ns` after it was sent.
+  void count_request(ActorCell& cell, const MessageVTable& request, RequestOutcome outcome, std::uint64_t ns);
   /// At every receive attempt: closes the previous message's handling time, opens the next one's
   /// (`received` null: nothing taken), and records how long `received` waited if it carries a
   /// send stamp. A calm stream's messages share readings (see actor_telemetry.hpp).

@@ -410,7 +410,7 @@ MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
   struct convert<E, void> {
     const msgpack::object& operator()(const msgpack::object& o, E& value) const {
       ::elfin::detail::decode_enum(o, value);
-      return o;
+      return o;  // NOLINT(bugprone-return-const-ref-from-parameter): msgpack-c's adaptor contract
     }
   };
   template <::elfin::detail::NamedEnum E>

@@ -34,7 +34,6 @@ struct DumpCommand {
 /// Parses the arguments after `dump`; `now_ns` anchors relative times ("--since -10m").
 [[nodiscard]] Result<DumpCommand, DumpArgumentError> parse_dump_command(const std::vector<std::string_view>& args,
                                                                         std::uint64_t now_ns);
-[[nodiscard]] std::string_view dump_command_usage();
 
 /// Runs the command: records to `out`, problems and the summary to `err`. Exit code 0, or 1 when a
 /// file cannot be read. `--follow` runs until `stop` becomes true.

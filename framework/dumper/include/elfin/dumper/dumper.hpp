@@ -5,7 +5,8 @@
 //   topology.local("system.dumpers").mount(elfin::dumper::blueprint());
 //
 //   [system.dumpers]
-//   path = "/var/log/app/app.dump"   # required; appended to, one JSON object per line
+//   path = "/var/log/app/app.dump"   # required; appended to, one JSON object per line; a relative
+//                                    # path is relative to the config file's directory
 //   write_interval = "500ms"         # how often recorded dumps are drained and written (sooner
 //                                    # when 16 chunks of 1024 dumps wait)
 //   max_body_size = "64KiB"          # longer message bodies are cut and marked

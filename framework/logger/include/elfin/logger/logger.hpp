@@ -5,7 +5,7 @@
 //
 //   [system.loggers]
 //   sink = "file"                  # "stderr" (default), "stdout" or "file"
-//   path = "/var/log/shop/shop.log"  # for sink = "file"; appended to
+//   path = "/var/log/shop/shop.log"  # for sink = "file"; appended to; relative to the config file
 //
 // Lines look like `2026-11-22T10:00:00.123Z INFO [7226239398017728512] counters/42 - text`.
 // SIGHUP (or a `ReopenLogFile` message) reopens the file after rotation. The logger counts what it

@@ -179,14 +179,15 @@ class Proxy {
   static void must(const Result<void, SendErrorKind>& result, const char* call, std::string_view name);
 
   template <Request R, bool All>
-  std::shared_ptr<detail::RequestState<typename R::Response>> issue(R request, std::optional<Addr> to) {
+  std::shared_ptr<detail::RequestState<typename R::Response>> issue(R request, std::optional<Addr> to,
+                                                                    const char* what = "request") {
     auto state = std::make_shared<detail::RequestState<typename R::Response>>(All, waker());
     Envelope envelope = make(std::move(request), MessageKind::Request, state);
     detail::SendOp op = to ? direct_op(*to, std::move(envelope), detail::SendMode::Bounded)
                            : routed_op(std::move(envelope), detail::SendMode::Bounded);
     std::ignore = blocking_send(std::move(op));
     state->release_sender();
-    wait([&] { return state->done(); }, "request");
+    wait([&] { return state->done(); }, what);
     return state;
   }
 

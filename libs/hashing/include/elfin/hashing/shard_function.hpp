@@ -44,6 +44,10 @@ struct ShardFunctionError {
   friend bool operator==(const ShardFunctionError&, const ShardFunctionError&) = default;
 };
 
+/// The line a config check shows for a `shard_function` key that did not parse: the error and the
+/// two forms that do.
+[[nodiscard]] std::string config_problem(const ShardFunctionError& error);
+
 class [[nodiscard]] ShardFunction {
  public:
   static constexpr std::uint32_t kMaxShards = 0x7FFF'FFFF;

@@ -27,7 +27,7 @@
 
 #include <elfin/config.hpp>
 
-namespace elfin::shard_manager {
+namespace elfin::actors::shard_manager {
 
 struct StorageConfig {
   std::string kind = "file";
@@ -59,4 +59,4 @@ struct Config {
 /// the key was written (`node.toml:12: `) when `section` knows it. Empty: the config is fine.
 [[nodiscard]] std::vector<std::string> validate(const Config& config, const AnyConfig& section = {});
 
-}  // namespace elfin::shard_manager
+}  // namespace elfin::actors::shard_manager

@@ -16,7 +16,7 @@
 
 #include <elfin/actors/shard_manager/storage.hpp>
 
-namespace elfin::shard_manager {
+namespace elfin::actors::shard_manager {
 
 class FileStorage final : public AssignmentStorage {
  public:
@@ -32,4 +32,4 @@ class FileStorage final : public AssignmentStorage {
   std::filesystem::path path_;
 };
 
-}  // namespace elfin::shard_manager
+}  // namespace elfin::actors::shard_manager

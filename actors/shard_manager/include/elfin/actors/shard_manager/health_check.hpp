@@ -21,9 +21,9 @@
 #include <cstdint>
 #include <string_view>
 
-#include <elfin/sharding/pod_ref.hpp>
+#include <elfin/protocols/sharding/pod_ref.hpp>
 
-namespace elfin::shard_manager {
+namespace elfin::actors::shard_manager {
 
 enum class PingOutcome : std::uint8_t { Answered, OtherIncarnation, Unreachable, NoAnswer };
 enum class Health : std::uint8_t { Alive, Dead, Unknown };
@@ -32,15 +32,15 @@ class HealthCheck {
  public:
   virtual ~HealthCheck() = default;
   /// Is `pod` (this incarnation) alive? `ping` is what the manager's own ping just found.
-  [[nodiscard]] virtual Health check(const sharding::PodEntry& pod, PingOutcome ping) = 0;
+  [[nodiscard]] virtual Health check(const protocols::sharding::PodEntry& pod, PingOutcome ping) = 0;
 };
 
 class DirectPingHealthCheck final : public HealthCheck {
  public:
-  [[nodiscard]] Health check(const sharding::PodEntry& pod, PingOutcome ping) override;
+  [[nodiscard]] Health check(const protocols::sharding::PodEntry& pod, PingOutcome ping) override;
 };
 
 [[nodiscard]] std::string_view to_string(PingOutcome outcome) noexcept;
 [[nodiscard]] std::string_view to_string(Health health) noexcept;
 
-}  // namespace elfin::shard_manager
+}  // namespace elfin::actors::shard_manager

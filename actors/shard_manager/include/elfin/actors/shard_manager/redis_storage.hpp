@@ -19,7 +19,7 @@
 
 #include <elfin/actors/shard_manager/storage.hpp>
 
-namespace elfin::shard_manager {
+namespace elfin::actors::shard_manager {
 
 struct RedisOptions {
   std::string host = "127.0.0.1";
@@ -46,4 +46,4 @@ class RedisStorage final : public AssignmentStorage {
   std::unique_ptr<Connection> connection_;
 };
 
-}  // namespace elfin::shard_manager
+}  // namespace elfin::actors::shard_manager

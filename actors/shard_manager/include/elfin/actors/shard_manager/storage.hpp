@@ -24,16 +24,16 @@
 #include <fmt/format.h>
 
 #include <elfin/message.hpp>
+#include <elfin/protocols/sharding/assignments.hpp>
 #include <elfin/result.hpp>
-#include <elfin/sharding/assignments.hpp>
 
-namespace elfin::shard_manager {
+namespace elfin::actors::shard_manager {
 
 /// Everything the manager persists. `assignments` holds the pods (in registration order), the
 /// map with its epoch and the cluster's shard function.
 struct StoredState {
   std::uint64_t revision = 0;  ///< grows by one with every save
-  sharding::Assignments assignments;
+  protocols::sharding::Assignments assignments;
   ELFIN_PART(revision, assignments);
 
   friend bool operator==(const StoredState&, const StoredState&) = default;
@@ -70,11 +70,11 @@ class AssignmentStorage {
 [[nodiscard]] std::string encode_state(const StoredState& state);
 [[nodiscard]] Result<StoredState, StorageError> decode_state(std::string_view bytes);
 
-}  // namespace elfin::shard_manager
+}  // namespace elfin::actors::shard_manager
 
 template <>
-struct fmt::formatter<elfin::shard_manager::StorageError> : fmt::formatter<std::string_view> {
-  auto format(const elfin::shard_manager::StorageError& e, fmt::format_context& ctx) const {
-    return fmt::format_to(ctx.out(), "{}: {}", elfin::shard_manager::to_string(e.kind), e.detail);
+struct fmt::formatter<elfin::actors::shard_manager::StorageError> : fmt::formatter<std::string_view> {
+  auto format(const elfin::actors::shard_manager::StorageError& e, fmt::format_context& ctx) const {
+    return fmt::format_to(ctx.out(), "{}: {}", elfin::actors::shard_manager::to_string(e.kind), e.detail);
   }
 };

@@ -28,12 +28,12 @@
 #include <vector>
 
 #include <elfin/messages.hpp>
+#include <elfin/protocols/sharding/assignments.hpp>
+#include <elfin/protocols/sharding/pod_ref.hpp>
+#include <elfin/protocols/sharding/sharding_error.hpp>
 #include <elfin/result.hpp>
-#include <elfin/sharding/assignments.hpp>
-#include <elfin/sharding/pod_ref.hpp>
-#include <elfin/sharding/sharding_error.hpp>
 
-namespace elfin::sharding {
+namespace elfin::actors::sharding {
 
 /// Something running entities on this pod (an entity group). Called by the sharding actor,
 /// which sends the termination message (elfin::Terminate) to the actors whose addresses it gets.
@@ -51,16 +51,16 @@ class EntityHost {
 
 /// Where a shard's messages go, as this pod sees it now.
 struct Route {
-  bool local = false;             ///< this pod owns the shard
-  std::optional<PodEntry> owner;  ///< another pod owns it (none: unassigned, or not known yet)
-  std::uint64_t epoch = 0;        ///< the epoch this view is from
+  bool local = false;                                  ///< this pod owns the shard
+  std::optional<protocols::sharding::PodEntry> owner;  ///< another pod owns it (none: unassigned, or not known yet)
+  std::uint64_t epoch = 0;                             ///< the epoch this view is from
 };
 
 class AssignmentCache {
  public:
   /// Who this pod is; set once by the sharding actor before it registers.
-  void set_self(PodRef self, std::uint64_t endpoint);
-  [[nodiscard]] PodRef self() const;
+  void set_self(protocols::sharding::PodRef self, std::uint64_t endpoint);
+  [[nodiscard]] protocols::sharding::PodRef self() const;
   [[nodiscard]] std::uint64_t endpoint() const;
 
   /// Holds a complete map: only then is anything served.
@@ -77,28 +77,31 @@ class AssignmentCache {
   /// The epoch at which this pod was given `shard`, if it holds it.
   [[nodiscard]] std::optional<std::uint64_t> held_epoch(std::uint32_t shard) const;
   /// The answer a pod gives a sender for a shard it does not own.
-  [[nodiscard]] NotOwner not_owner(std::uint32_t shard) const;
+  [[nodiscard]] protocols::sharding::NotOwner not_owner(std::uint32_t shard) const;
   /// Every pod of the newest map (for broadcasts and node selection).
-  [[nodiscard]] std::vector<PodEntry> pods() const;
+  [[nodiscard]] std::vector<protocols::sharding::PodEntry> pods() const;
 
   // --- the sharding actor's side ----------------------------------------------------------
   /// Applies a map to other pods' entries; a map older than the one held is ignored. Returns
   /// whether it was applied.
-  bool apply(const Assignments& map);
+  bool apply(const protocols::sharding::Assignments& map);
   /// AssignShards: WrongIncarnation, Draining or StaleEpoch, or the shards are this pod's.
-  Result<Unit, ShardingError> assign(const PodRef& pod, const std::vector<std::uint32_t>& shards, std::uint64_t epoch);
+  Result<Unit, protocols::sharding::ShardingError> assign(const protocols::sharding::PodRef& pod,
+                                                          const std::vector<std::uint32_t>& shards,
+                                                          std::uint64_t epoch);
   /// UnassignShards: WrongIncarnation or StaleEpoch, or the shards are no longer routed here
   /// (their entities still have to be stopped before the answer).
-  Result<Unit, ShardingError> unassign(const PodRef& pod, const std::vector<std::uint32_t>& shards,
-                                       std::uint64_t epoch);
+  Result<Unit, protocols::sharding::ShardingError> unassign(const protocols::sharding::PodRef& pod,
+                                                            const std::vector<std::uint32_t>& shards,
+                                                            std::uint64_t epoch);
   /// A graceful stop began: assigns are refused and nothing is owned any more.
   void start_draining();
 
   // --- unreachable pods ------------------------------------------------------------------
   /// A sender found `pod`'s node unreachable (from a router: never blocks on I/O).
-  void note_unreachable(const PodRef& pod);
+  void note_unreachable(const protocols::sharding::PodRef& pod);
   /// The pods noted since the last call (the sharding actor reports them to the manager).
-  [[nodiscard]] std::vector<PodRef> take_unreachable();
+  [[nodiscard]] std::vector<protocols::sharding::PodRef> take_unreachable();
 
   // --- entity hosts ----------------------------------------------------------------------
   void add_host(std::weak_ptr<EntityHost> host);
@@ -109,21 +112,22 @@ class AssignmentCache {
   [[nodiscard]] std::size_t running_entities(const std::set<std::uint32_t>& shards) const;
 
  private:
-  [[nodiscard]] std::optional<ShardingError> check(const PodRef& pod, const std::vector<std::uint32_t>& shards,
-                                                   std::uint64_t epoch) const;
+  [[nodiscard]] std::optional<protocols::sharding::ShardingError> check(const protocols::sharding::PodRef& pod,
+                                                                        const std::vector<std::uint32_t>& shards,
+                                                                        std::uint64_t epoch) const;
   [[nodiscard]] std::vector<std::shared_ptr<EntityHost>> hosts() const;
 
   mutable std::shared_mutex mutex_;
-  PodRef self_;
+  protocols::sharding::PodRef self_;
   std::uint64_t endpoint_ = 0;
   bool ready_ = false;
   bool draining_ = false;
   std::uint64_t epoch_ = 0;
-  Assignments map_;
+  protocols::sharding::Assignments map_;
   std::map<std::uint32_t, std::uint64_t> own_;         ///< shard -> epoch it was assigned at
   std::map<std::uint32_t, std::uint64_t> last_epoch_;  ///< shard -> newest command's epoch
   std::vector<std::weak_ptr<EntityHost>> hosts_;
-  std::set<PodRef> unreachable_;
+  std::set<protocols::sharding::PodRef> unreachable_;
 };
 
-}  // namespace elfin::sharding
+}  // namespace elfin::actors::sharding

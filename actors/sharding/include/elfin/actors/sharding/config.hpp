@@ -21,7 +21,7 @@
 
 #include <elfin/config.hpp>
 
-namespace elfin::sharding {
+namespace elfin::actors::sharding {
 
 struct PodConfig {
   std::string address;
@@ -42,4 +42,4 @@ struct PodConfig {
 /// Empty: the config is fine.
 [[nodiscard]] std::vector<std::string> validate(const PodConfig& config, const AnyConfig& section = {});
 
-}  // namespace elfin::sharding
+}  // namespace elfin::actors::sharding

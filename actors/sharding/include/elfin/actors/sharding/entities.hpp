@@ -1,9 +1,9 @@
 // Sharded entity groups: a user's entity actor, one per entity id, run on the pod that owns the
 // id's shard.
 //
-//   auto cache = std::make_shared<elfin::sharding::AssignmentCache>();
-//   topology.local("sharding.pod").mount(elfin::sharding::pod({cache}));
-//   topology.local("carts").mount(elfin::sharding::entities<CartConfig>(
+//   auto cache = std::make_shared<elfin::actors::sharding::AssignmentCache>();
+//   topology.local("sharding.pod").mount(elfin::actors::sharding::pod({cache}));
+//   topology.local("carts").mount(elfin::actors::sharding::entities<CartConfig>(
 //       {.cache = cache, .shard_function = "jump-xxh64/1:1024",
 //        .entity_id = [](const elfin::Envelope& e) { ... the cart id the message is for ... }},
 //       cart_exec));   // elfin::Task<> cart_exec(elfin::Context<CartConfig, std::string> ctx)
@@ -39,10 +39,10 @@
 #include <elfin/hashing/shard_function.hpp>
 #include <elfin/telemetry.hpp>
 
-namespace elfin::sharding {
+namespace elfin::actors::sharding {
 
 struct EntityOptions {
-  /// The pod's cache (the one given to sharding::pod).
+  /// The pod's cache (the one given to actors::sharding::pod).
   std::shared_ptr<AssignmentCache> cache;
   /// The cluster's shard function, as the pods' and the manager's config name it.
   std::string shard_function = "jump-xxh64/1:1024";
@@ -79,7 +79,8 @@ Task<> run_entity(Context<C, std::string> ctx, std::shared_ptr<F> exec, std::sha
 template <class C = NoConfig, class F>
 [[nodiscard]] Blueprint entities(EntityOptions options, F exec) {
   auto function = hashing::ShardFunction::parse(options.shard_function);
-  if (!function) throw std::invalid_argument("sharding::entities: " + options.shard_function + ": bad shard function");
+  if (!function)
+    throw std::invalid_argument("actors::sharding::entities: " + options.shard_function + ": bad shard function");
   auto cache = options.cache ? options.cache : std::make_shared<AssignmentCache>();
   auto registry = options.registry ? options.registry : std::make_shared<EntityRegistry>();
   cache->add_host(registry);
@@ -109,4 +110,4 @@ template <class C = NoConfig, class F>
       });
 }
 
-}  // namespace elfin::sharding
+}  // namespace elfin::actors::sharding

@@ -20,11 +20,11 @@
 
 #include <elfin/actors/sharding/assignment_cache.hpp>
 
-namespace elfin::sharding {
+namespace elfin::actors::sharding {
 
 /// Who ran an entity: never two at once cluster-wide (the sharding study's I5).
 struct OwnerToken {
-  PodRef pod;
+  protocols::sharding::PodRef pod;
   std::uint64_t epoch = 0;
   friend bool operator==(const OwnerToken&, const OwnerToken&) = default;
 };
@@ -60,4 +60,4 @@ class EntityRegistry final : public EntityHost {
   std::map<std::string, Entry> entries_;
 };
 
-}  // namespace elfin::sharding
+}  // namespace elfin::actors::sharding

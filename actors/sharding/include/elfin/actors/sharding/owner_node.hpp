@@ -3,8 +3,8 @@
 // battery that fronts the entity group on every pod node (`RemoteGroupOptions::pick`):
 //
 //   [[remote]] carts            nodes = the pod nodes, remote_name = "carts.local",
-//                               pick = sharding::owner_node(cache, "jump-xxh64/1:1024", cart_id)
-//   carts.local                 sharding::entities(...)
+//                               pick = actors::sharding::owner_node(cache, "jump-xxh64/1:1024", cart_id)
+//   carts.local                 actors::sharding::entities(...)
 //
 // Senders route to `carts`; a message whose shard this pod owns goes to the local `carts.local`,
 // one whose shard another pod owns goes to that pod's node (its endpoint address names it), and
@@ -26,7 +26,7 @@
 #include <elfin/actors/sharding/assignment_cache.hpp>
 #include <elfin/envelope.hpp>
 
-namespace elfin::sharding {
+namespace elfin::actors::sharding {
 
 using NodePick = std::function<std::optional<std::uint16_t>(const Envelope&, const std::vector<std::uint16_t>&)>;
 
@@ -34,4 +34,4 @@ using NodePick = std::function<std::optional<std::uint16_t>(const Envelope&, con
 [[nodiscard]] NodePick owner_node(std::shared_ptr<AssignmentCache> cache, std::string shard_function,
                                   std::function<std::optional<std::string>(const Envelope&)> entity_id);
 
-}  // namespace elfin::sharding
+}  // namespace elfin::actors::sharding

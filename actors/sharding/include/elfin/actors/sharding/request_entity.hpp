@@ -4,7 +4,7 @@
 // owner's node is unreachable; the next attempt waits a backoff that doubles from 10 ms to 200 ms
 // (Shardcake retries every 100-200 ms), and sees the cache as it is by then.
 //
-//   auto state = co_await elfin::sharding::request_entity(ctx, GetCart{"cart-7"},
+//   auto state = co_await elfin::actors::sharding::request_entity(ctx, GetCart{"cart-7"},
 //                    {.to = carts_front, .pod = Addr{cache->endpoint()}, .send_timeout = 10s});
 //   if (!state) log::warn("{}", state.error());   // EntitySendError: Timeout after N attempts
 //
@@ -25,13 +25,13 @@
 
 #include <elfin/addr.hpp>
 #include <elfin/context.hpp>
+#include <elfin/protocols/sharding/entity_protocol.hpp>
 #include <elfin/request.hpp>
 #include <elfin/result.hpp>
-#include <elfin/sharding/entity_protocol.hpp>
 #include <elfin/task.hpp>
 #include <elfin/telemetry.hpp>
 
-namespace elfin::sharding {
+namespace elfin::actors::sharding {
 
 struct EntitySendError {
   std::uint32_t attempts = 0;
@@ -60,18 +60,19 @@ Task<Result<typename R::Response, EntitySendError>> request_entity(Context<C, K>
     const auto now = std::chrono::steady_clock::now();
     if (now + backoff >= deadline) break;
     metrics::increment_counter("elfin_sharding_not_owner_retries_total");
-    auto paused = co_await ctx.request_to(options.pod, Backoff{static_cast<std::uint32_t>(backoff.count())});
+    auto paused =
+        co_await ctx.request_to(options.pod, protocols::sharding::Backoff{static_cast<std::uint32_t>(backoff.count())});
     if (!paused) break;  // no pod to time the backoff: nothing else will change either
     backoff = std::min(backoff * 2, options.max_backoff);
   }
   co_return Err{std::move(error)};
 }
 
-}  // namespace elfin::sharding
+}  // namespace elfin::actors::sharding
 
 template <>
-struct fmt::formatter<elfin::sharding::EntitySendError> : fmt::formatter<std::string_view> {
-  auto format(const elfin::sharding::EntitySendError& e, fmt::format_context& ctx) const {
+struct fmt::formatter<elfin::actors::sharding::EntitySendError> : fmt::formatter<std::string_view> {
+  auto format(const elfin::actors::sharding::EntitySendError& e, fmt::format_context& ctx) const {
     return fmt::format_to(ctx.out(), "no owner answered within send_timeout ({} attempts; last: {})", e.attempts,
                           e.last);
   }

@@ -20,7 +20,7 @@
 
 #include <elfin/message.hpp>
 
-namespace elfin::sharding {
+namespace elfin::protocols::sharding {
 
 struct PodRef {
   std::string address;            ///< `host:port` (or any name unique in the cluster)
@@ -41,12 +41,12 @@ struct PodEntry {
   friend bool operator==(const PodEntry&, const PodEntry&) = default;
 };
 
-}  // namespace elfin::sharding
+}  // namespace elfin::protocols::sharding
 
 /// `10.0.0.7:54321#3`, as elfin::assignment writes a pod id.
 template <>
-struct fmt::formatter<elfin::sharding::PodRef> : fmt::formatter<std::string_view> {
-  auto format(const elfin::sharding::PodRef& pod, fmt::format_context& ctx) const {
+struct fmt::formatter<elfin::protocols::sharding::PodRef> : fmt::formatter<std::string_view> {
+  auto format(const elfin::protocols::sharding::PodRef& pod, fmt::format_context& ctx) const {
     return fmt::format_to(ctx.out(), "{}#{}", pod.address, pod.incarnation);
   }
 };

@@ -26,12 +26,12 @@
 #include <vector>
 
 #include <elfin/messages.hpp>
+#include <elfin/protocols/sharding/assignments.hpp>
+#include <elfin/protocols/sharding/pod_ref.hpp>
+#include <elfin/protocols/sharding/sharding_error.hpp>
 #include <elfin/result.hpp>
-#include <elfin/sharding/assignments.hpp>
-#include <elfin/sharding/pod_ref.hpp>
-#include <elfin/sharding/sharding_error.hpp>
 
-namespace elfin::sharding {
+namespace elfin::protocols::sharding {
 
 struct PingPod {
   PodRef pod;  ///< whom the manager believes it is talking to
@@ -57,9 +57,9 @@ struct AssignmentsChanged {
   ELFIN_MESSAGE(sharding, AssignmentsChanged, assignments);
 };
 
-}  // namespace elfin::sharding
+}  // namespace elfin::protocols::sharding
 
-ELFIN_EXTERN_MESSAGE(elfin::sharding::PingPod);
-ELFIN_EXTERN_MESSAGE(elfin::sharding::AssignShards);
-ELFIN_EXTERN_MESSAGE(elfin::sharding::UnassignShards);
-ELFIN_EXTERN_MESSAGE(elfin::sharding::AssignmentsChanged);
+ELFIN_EXTERN_MESSAGE(elfin::protocols::sharding::PingPod);
+ELFIN_EXTERN_MESSAGE(elfin::protocols::sharding::AssignShards);
+ELFIN_EXTERN_MESSAGE(elfin::protocols::sharding::UnassignShards);
+ELFIN_EXTERN_MESSAGE(elfin::protocols::sharding::AssignmentsChanged);

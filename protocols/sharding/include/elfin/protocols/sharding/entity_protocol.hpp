@@ -1,6 +1,6 @@
 // What a sender of entity messages asks of its own pod (protocol `sharding`): a pause before it
 // tries again, answered by the pod's sharding actor after `delay_ms` — how a coroutine waits out a
-// backoff without blocking its worker thread (elfin::sharding::request_entity uses it).
+// backoff without blocking its worker thread (elfin::actors::sharding::request_entity uses it).
 //
 // Thread safety: plain value types.
 #pragma once
@@ -9,13 +9,13 @@
 
 #include <elfin/messages.hpp>
 
-namespace elfin::sharding {
+namespace elfin::protocols::sharding {
 
 struct Backoff {
   std::uint32_t delay_ms = 0;
   ELFIN_REQUEST(sharding, Backoff, elfin::Unit, delay_ms);
 };
 
-}  // namespace elfin::sharding
+}  // namespace elfin::protocols::sharding
 
-ELFIN_EXTERN_MESSAGE(elfin::sharding::Backoff);
+ELFIN_EXTERN_MESSAGE(elfin::protocols::sharding::Backoff);

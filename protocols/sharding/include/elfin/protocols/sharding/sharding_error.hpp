@@ -17,9 +17,9 @@
 #include <fmt/format.h>
 
 #include <elfin/message.hpp>
-#include <elfin/sharding/pod_ref.hpp>
+#include <elfin/protocols/sharding/pod_ref.hpp>
 
-namespace elfin::sharding {
+namespace elfin::protocols::sharding {
 
 enum class ShardingErrorKind : std::uint8_t {
   /// Register: the pod's shard function (name, version, shard count) is not the cluster's; it
@@ -73,12 +73,12 @@ struct ShardingError {
 
 [[nodiscard]] std::string_view to_string(ShardingErrorKind kind) noexcept;
 
-}  // namespace elfin::sharding
+}  // namespace elfin::protocols::sharding
 
 template <>
-struct fmt::formatter<elfin::sharding::ShardingError> : fmt::formatter<std::string_view> {
-  auto format(const elfin::sharding::ShardingError& e, fmt::format_context& ctx) const {
-    auto out = fmt::format_to(ctx.out(), "{}", elfin::sharding::to_string(e.kind));
+struct fmt::formatter<elfin::protocols::sharding::ShardingError> : fmt::formatter<std::string_view> {
+  auto format(const elfin::protocols::sharding::ShardingError& e, fmt::format_context& ctx) const {
+    auto out = fmt::format_to(ctx.out(), "{}", elfin::protocols::sharding::to_string(e.kind));
     if (!e.detail.empty()) out = fmt::format_to(out, ": {}", e.detail);
     return out;
   }

@@ -20,12 +20,12 @@
 #include <string>
 
 #include <elfin/messages.hpp>
+#include <elfin/protocols/sharding/assignments.hpp>
+#include <elfin/protocols/sharding/pod_ref.hpp>
+#include <elfin/protocols/sharding/sharding_error.hpp>
 #include <elfin/result.hpp>
-#include <elfin/sharding/assignments.hpp>
-#include <elfin/sharding/pod_ref.hpp>
-#include <elfin/sharding/sharding_error.hpp>
 
-namespace elfin::sharding {
+namespace elfin::protocols::sharding {
 
 /// What a successful Register says: the map as it is now (the pod's own shards arrive later, by
 /// AssignShards).
@@ -57,9 +57,9 @@ struct ReportUnhealthyPod {
   ELFIN_MESSAGE(sharding, ReportUnhealthyPod, pod, reporter);
 };
 
-}  // namespace elfin::sharding
+}  // namespace elfin::protocols::sharding
 
-ELFIN_EXTERN_MESSAGE(elfin::sharding::Register);
-ELFIN_EXTERN_MESSAGE(elfin::sharding::Unregister);
-ELFIN_EXTERN_MESSAGE(elfin::sharding::GetAssignments);
-ELFIN_EXTERN_MESSAGE(elfin::sharding::ReportUnhealthyPod);
+ELFIN_EXTERN_MESSAGE(elfin::protocols::sharding::Register);
+ELFIN_EXTERN_MESSAGE(elfin::protocols::sharding::Unregister);
+ELFIN_EXTERN_MESSAGE(elfin::protocols::sharding::GetAssignments);
+ELFIN_EXTERN_MESSAGE(elfin::protocols::sharding::ReportUnhealthyPod);

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include <elfin/message.hpp>
-#include <elfin/sharding/pod_ref.hpp>
+#include <elfin/protocols/sharding/pod_ref.hpp>
 
-namespace elfin::sharding {
+namespace elfin::protocols::sharding {
 
 struct Assignments {
   std::uint64_t epoch = 0;
@@ -52,4 +52,4 @@ struct Assignments {
   friend bool operator==(const Assignments&, const Assignments&) = default;
 };
 
-}  // namespace elfin::sharding
+}  // namespace elfin::protocols::sharding

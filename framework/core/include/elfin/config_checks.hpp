@@ -1,0 +1,54 @@
+// ConfigChecks: what a group's `validate(config, section)` found wrong with values the types
+// alone accept (a zero timeout, a name that does not parse), one line per problem, each starting
+// with where the key was written ("manager.toml:12: ") when the section knows it. The configurer
+// shows these lines when a node starts or a reload is refused.
+//
+//   ConfigChecks checks(section);
+//   checks.positive({{"ping_timeout", config.ping_timeout}, {"send_timeout", config.send_timeout}});
+//   if (config.version.empty()) checks.add("version", "must not be empty");
+//   return std::move(checks).problems();
+//
+// Thread safety: a local value; borrows `section` for its lifetime.
+#pragma once
+
+#include <chrono>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <elfin/config.hpp>
+
+namespace elfin {
+
+class ConfigChecks {
+ public:
+  /// A duration key and its value, for `positive`.
+  using Duration = std::pair<std::string_view, std::chrono::milliseconds>;
+
+  explicit ConfigChecks(const AnyConfig& section) : section_(section) {}
+
+  /// `key` (a dotted path in the section) is wrong: `what` says how.
+  void add(std::string_view key, std::string_view what) {
+    problems_.push_back(fmt::format("{}{}: {}", section_.where(key), key, what));
+  }
+
+  /// Each of `durations` must be above zero.
+  void positive(std::initializer_list<Duration> durations) {
+    for (const auto& [key, value] : durations) {
+      if (value.count() <= 0) add(key, fmt::format("must be positive, got {} ms", value.count()));
+    }
+  }
+
+  /// Every problem found, in the order found; empty: the config is fine.
+  [[nodiscard]] std::vector<std::string> problems() && { return std::move(problems_); }
+
+ private:
+  const AnyConfig& section_;
+  std::vector<std::string> problems_;
+};
+
+}  // namespace elfin

@@ -119,7 +119,7 @@ std::optional<std::uint64_t> read_id(const rf::Bytes& context) {
 class PartitionActor {
  public:
   PartitionActor(PartitionContext ctx, StateMachineFactory factory)
-      : ctx_(std::move(ctx)), factory_(std::move(factory)), partition_(ctx_.key()) {}
+      : ctx_(ctx), factory_(std::move(factory)), partition_(ctx_.key()) {}
 
   Task<> run() {
     co_await recover();
@@ -191,8 +191,8 @@ class PartitionActor {
     rf::Recovered recovered;
     auto loaded = load_latest_snapshot(dir_);
     if (!loaded) throw std::runtime_error(fmt::format("partition {}: {}", partition_, loaded.error()));
-    if (*loaded) {
-      snapshot_ = from_wire(**loaded);
+    if (const std::optional<pr::Snapshot>& found = loaded.value(); found) {
+      snapshot_ = from_wire(*found);
       machine_->restore(snapshot_->data);
       applied_ = snapshot_->meta.index;
       applied_term_ = snapshot_->meta.term;
@@ -253,7 +253,7 @@ class PartitionActor {
     // Different on every replica and partition, so their election timeouts differ.
     raft.seed = (partition_ * 0x9E3779B97F4A7C15ull) ^ (node_id_ * 0xC2B2AE3D27D4EB4Full) ^
                 static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
-    node_.emplace(raft, std::move(recovered), [this] { return snapshot_; });
+    node_ = std::make_unique<rf::Node>(raft, std::move(recovered), [this] { return snapshot_; });
     ready_ = true;
   }
 
@@ -702,7 +702,7 @@ class PartitionActor {
   rf::NodeId node_id_ = 0;
   std::string dir_;
   std::unique_ptr<StateMachine> machine_;
-  std::optional<rf::Node> node_;
+  std::unique_ptr<rf::Node> node_;  ///< set by recovery, before any handler runs
   bool ready_ = false;
   rf::Role role_ = rf::Role::Follower;
 
@@ -725,7 +725,7 @@ class PartitionActor {
 }  // namespace
 
 Task<> exec(PartitionContext ctx, StateMachineFactory state_machine) {
-  PartitionActor actor(std::move(ctx), std::move(state_machine));
+  PartitionActor actor(ctx, std::move(state_machine));
   co_await actor.run();
 }
 

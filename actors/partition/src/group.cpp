@@ -17,7 +17,7 @@ Blueprint blueprint(Options options) {
       .router(internal::router())
       .restart_policy(RestartPolicy::on_failure(RestartParams{std::chrono::milliseconds{100}, std::chrono::seconds{5}}))
       .exec([factory = std::move(options.state_machine)](internal::PartitionContext ctx) {
-        return internal::exec(std::move(ctx), factory);
+        return internal::exec(ctx, factory);
       });
 }
 

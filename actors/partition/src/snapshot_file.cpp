@@ -42,7 +42,7 @@ std::uint32_t crc_of(const std::uint8_t* data, std::size_t size) {
 }
 
 std::string errno_text(std::string_view op, const std::string& path) {
-  return fmt::format("{} {}: {}", op, path, std::strerror(errno));
+  return fmt::format("{} {}: {}", op, path, std::generic_category().message(errno));
 }
 
 /// Closes the descriptor when it goes out of scope.
@@ -116,7 +116,7 @@ Result<std::string, std::string> write_snapshot(const std::string& dir, const Sn
   put<std::uint32_t>(bytes.data() + 12, crc_of(bytes.data() + kHeaderBytes, body.size()));
   put<std::uint64_t>(bytes.data() + 16, body.size());
 
-  const std::string path =
+  std::string path =
       (fs::path(dir) / fmt::format("snapshot-{:016x}-{:016x}.snap", snapshot.index, snapshot.term)).string();
   const std::string temp = path + ".tmp";
   {

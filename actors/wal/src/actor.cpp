@@ -122,7 +122,7 @@ struct PartitionState {
 
 class WalActor {
  public:
-  WalActor(WalContext ctx, FileSystemFactory factory) : ctx_(std::move(ctx)), factory_(std::move(factory)) {}
+  WalActor(WalContext ctx, FileSystemFactory factory) : ctx_(ctx), factory_(std::move(factory)) {}
 
   Task<Result<void, std::string>> run() {
     config_ = ctx_.config();
@@ -238,7 +238,7 @@ class WalActor {
   // --- messages -----------------------------------------------------------------------------
 
   void on_io_done(const IoDone&) {
-    io_->drain();
+    if (io_) io_->drain();
     close_if_done();
   }
 
@@ -389,7 +389,7 @@ class WalActor {
   void on_read(const pw::ReadRange& request, ResponseToken<pw::ReadRange> token) {
     // Reads go on while terminating: a partition may still read what it wrote.
     if (start_error_ || failed_) {
-      std::move(token).respond(Err{*refusal(request.partition)});
+      std::move(token).respond(Err{refusal(request.partition).value_or(pw::WalError{})});
       return;
     }
     ++jobs_in_flight_;
@@ -434,7 +434,7 @@ class WalActor {
 
   void on_flush(const pw::Flush&, ResponseToken<pw::Flush> token) {
     if (start_error_ || failed_) {
-      std::move(token).respond(Err{*refusal(0)});
+      std::move(token).respond(Err{refusal(0).value_or(pw::WalError{})});
       return;
     }
     // Answered with the batch that makes everything received so far durable.
@@ -628,7 +628,7 @@ class WalActor {
 
   /// Hands a job to the I/O thread; once that stopped (finish), runs it and its completion here.
   void post(IoThread::Job job) {
-    if (!io_stopped_) {
+    if (io_ && !io_stopped_) {
       io_->post(std::move(job));
       return;
     }
@@ -673,7 +673,7 @@ class WalActor {
 }  // namespace
 
 Task<Result<void, std::string>> exec(WalContext ctx, FileSystemFactory file_system) {
-  WalActor actor(std::move(ctx), std::move(file_system));
+  WalActor actor(ctx, std::move(file_system));
   co_return co_await actor.run();
 }
 

@@ -17,6 +17,7 @@
 #include "actor.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -33,10 +34,12 @@
 #include <elfin/detail/send_op.hpp>
 #include <elfin/detail/timer_service.hpp>
 #include <elfin/envelope.hpp>
+#include <elfin/handle.hpp>
 #include <elfin/internal/system_hooks.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/wal/format.hpp>
+#include <elfin/wal/hard_state.hpp>
 #include <elfin/wal/posix_file_system.hpp>
 
 #include "io_thread.hpp"
@@ -66,8 +69,8 @@ namespace {
 namespace pw = protocols::wal;
 namespace lw = elfin::wal;
 
-using AppendToken =
-    std::variant<ResponseToken<pw::Append>, ResponseToken<pw::AppendBatch>, ResponseToken<pw::TruncateAfter>>;
+using AppendToken = std::variant<ResponseToken<pw::Append>, ResponseToken<pw::AppendBatch>,
+                                 ResponseToken<pw::TruncateAfter>, ResponseToken<pw::SaveHardState>>;
 
 void answer(AppendToken& token, Result<pw::Appended, pw::WalError> result) {
   std::visit([&](auto& t) { std::move(t).respond(std::move(result)); }, token);
@@ -89,6 +92,8 @@ struct Batch {
   std::vector<lw::Record> records;
   std::vector<Waiter> waiters;
   std::vector<ResponseToken<pw::Flush>> flushes;  ///< answered when this batch is durable
+  /// Encoded hard states (SaveHardState): their records point here.
+  std::vector<std::unique_ptr<std::array<std::byte, lw::kHardStateBytes>>> payloads;
   std::uint64_t bytes = 0;
   [[nodiscard]] bool empty() const { return waiters.empty(); }
 };
@@ -119,7 +124,7 @@ struct PartitionState {
 
 class WalActor {
  public:
-  WalActor(WalContext ctx, FileSystemFactory factory) : ctx_(std::move(ctx)), factory_(std::move(factory)) {}
+  WalActor(WalContext ctx, FileSystemFactory factory) : ctx_(ctx), factory_(std::move(factory)) {}
 
   Task<Result<void, std::string>> run() {
     config_ = ctx_.config();
@@ -128,21 +133,58 @@ class WalActor {
       co_return Err{fmt::format("WAL {}: invalid config: {}", wal_id_, fmt::join(errors, "; "))};
     }
     start();
-    while (auto envelope = co_await ctx_.recv()) {
-      on_envelope(std::move(*envelope));
-      // Group commit: whatever is queued already joins the batch before it is written.
-      for (std::uint64_t n = 0; n < config_.max_batch_entries; ++n) {
-        auto more = ctx_.try_recv();
-        if (!more) break;
-        on_envelope(std::move(*more));
+    std::uint64_t taken = 0;  // envelopes taken since the last pump
+    for (;;) {
+      std::optional<Envelope> envelope;
+      if (ready_ && !deferred_.empty()) {
+        // What arrived during recovery, in its order, before anything newer.
+        envelope = std::move(deferred_.front());
+        deferred_.pop_front();
+      } else if (taken < config_.max_batch_entries) {
+        // Group commit: whatever is queued already joins the batch before it is written.
+        if (auto more = ctx_.try_recv()) envelope = std::move(*more);
       }
-      pump();
+      if (!envelope) {
+        pump();
+        taken = 0;
+        envelope = co_await ctx_.recv();
+        if (!envelope) break;
+      }
+      ++taken;
+      if (co_await handle(*envelope, this, &WalActor::on_io_done, &WalActor::on_linger_expired,
+                          &WalActor::on_regroup_expired, &WalActor::on_terminate_message, &WalActor::on_config_updated,
+                          &WalActor::on_validate_config, &WalActor::on_get_stats)) {
+        continue;
+      }
+      if (!ready_) {
+        deferred_.push_back(std::move(*envelope));  // nothing is answered before recovery
+        continue;
+      }
+      // The appends keep their envelope: the batch's records point into its payloads.
+      Envelope& held = *envelope;
+      co_await handle(
+          held,
+          [&](const pw::Append& m, ResponseToken<pw::Append> token) {
+            on_append(m, std::move(token), std::move(held));
+          },
+          [&](const pw::AppendBatch& m, ResponseToken<pw::AppendBatch> token) {
+            on_append_batch(m, std::move(token), std::move(held));
+          },
+          [&](const pw::TruncateAfter& m, ResponseToken<pw::TruncateAfter> token) {
+            on_truncate(m, std::move(token), std::move(held));
+          },
+          [&](const pw::SaveHardState& m, ResponseToken<pw::SaveHardState> token) {
+            on_save_hard_state(m, std::move(token), std::move(held));
+          },
+          this, &WalActor::on_read, &WalActor::on_checkpoint, &WalActor::on_flush,
+          [&](const Envelope& other) {
+            log::warn("WAL {}: unexpected {}.{}", wal_id_, other.protocol(), other.name());
+          });
     }
     finish();
     co_return Result<void, std::string>{};
   }
 
- private:
   // --- start --------------------------------------------------------------------------------
 
   void start() {
@@ -184,10 +226,9 @@ class WalActor {
       partitions_[partition] = {end.last_index, end.last_term, end.last_index, end.last_term};
     }
     stats_.segments = segments;
-    ready_ = true;
+    ready_ = true;  // the run loop takes the deferred requests next
     log::info("WAL {}: recovered {} partition(s) from {} segment(s) in {}", wal_id_, ends.size(), segments,
               config_.dir);
-    replay_deferred();
   }
 
   void on_open_failed(const lw::Error& error) {
@@ -195,78 +236,51 @@ class WalActor {
     log::error("{}; it answers StartFailed until restarted", *start_error_);
     ctx_.set_status(ActorStatus::ALARMING.with_details(*start_error_));
     ready_ = true;
-    replay_deferred();
-  }
-
-  void replay_deferred() {
-    auto deferred = std::move(deferred_);
-    deferred_.clear();
-    for (auto& envelope : deferred) on_envelope(std::move(envelope));
-    pump();
   }
 
   // --- messages -----------------------------------------------------------------------------
 
-  void on_envelope(Envelope envelope) {
-    if (envelope.is<IoDone>()) {
-      io_->drain();
-      close_if_done();
-      return;
-    }
-    if (envelope.is<LingerExpired>()) {
-      linger_armed_ = false;
-      lingered_ = true;
-      return;
-    }
-    if (const auto* regroup = envelope.get<RegroupExpired>()) {
-      if (regroup->generation == regroup_generation_) regroup_target_ = 0;  // they are not all coming
-      return;
-    }
-    if (const auto* terminate = envelope.get<Terminate>()) {
-      if (!terminate->force_close) on_terminate();
-      return;
-    }
-    if (envelope.is<ConfigUpdated>()) {
-      const Config& next = ctx_.config();
-      if (const auto errors = validate_change(config_, next); !errors.empty()) {
-        log::error("WAL {}: config update ignored: {}", wal_id_, fmt::join(errors, "; "));
-        return;
-      }
-      // The batch limits and linger apply at once; the file settings at the next start.
-      config_.max_batch_bytes = next.max_batch_bytes;
-      config_.max_batch_entries = next.max_batch_entries;
-      config_.linger = next.linger;
-      return;
-    }
-    if (envelope.is<ValidateConfig>()) {
-      auto token = envelope.take_token<ValidateConfig>();
-      auto next = envelope.get<ValidateConfig>()->config.decode<Config>();
-      if (!next) {
-        std::move(token).respond(next.error().message());
-        return;
-      }
-      const auto errors = validate_change(config_, *next);
-      std::move(token).respond(errors.empty() ? std::string{} : fmt::format("{}", fmt::join(errors, "; ")));
-      return;
-    }
-    if (envelope.is<pw::GetStats>()) {
-      envelope.take_token<pw::GetStats>().respond(stats());
-      return;
-    }
-    if (!ready_) {
-      deferred_.push_back(std::move(envelope));  // nothing is answered before recovery
-      return;
-    }
-    if (envelope.is<pw::Append>()) return on_append(std::move(envelope));
-    if (envelope.is<pw::AppendBatch>()) return on_append_batch(std::move(envelope));
-    if (envelope.is<pw::TruncateAfter>()) return on_truncate(std::move(envelope));
-    if (const auto* read = envelope.get<pw::ReadRange>()) return on_read(*read, envelope.take_token<pw::ReadRange>());
-    if (const auto* checkpoint = envelope.get<pw::Checkpoint>()) {
-      return on_checkpoint(*checkpoint, envelope.take_token<pw::Checkpoint>());
-    }
-    if (envelope.is<pw::Flush>()) return on_flush(envelope.take_token<pw::Flush>());
-    log::warn("WAL {}: unexpected {}.{}", wal_id_, envelope.protocol(), envelope.name());
+  void on_io_done(const IoDone&) {
+    if (io_) io_->drain();
+    close_if_done();
   }
+
+  void on_linger_expired(const LingerExpired&) {
+    linger_armed_ = false;
+    lingered_ = true;
+  }
+
+  void on_regroup_expired(const RegroupExpired& regroup) {
+    if (regroup.generation == regroup_generation_) regroup_target_ = 0;  // they are not all coming
+  }
+
+  void on_terminate_message(const Terminate& terminate) {
+    if (!terminate.force_close) on_terminate();
+  }
+
+  void on_config_updated(const ConfigUpdated&) {
+    const Config& next = ctx_.config();
+    if (const auto errors = validate_change(config_, next); !errors.empty()) {
+      log::error("WAL {}: config update ignored: {}", wal_id_, fmt::join(errors, "; "));
+      return;
+    }
+    // The batch limits and linger apply at once; the file settings at the next start.
+    config_.max_batch_bytes = next.max_batch_bytes;
+    config_.max_batch_entries = next.max_batch_entries;
+    config_.linger = next.linger;
+  }
+
+  void on_validate_config(const ValidateConfig& validate, ResponseToken<ValidateConfig> token) {
+    auto next = validate.config.decode<Config>();
+    if (!next) {
+      std::move(token).respond(next.error().message());
+      return;
+    }
+    const auto errors = validate_change(config_, *next);
+    std::move(token).respond(errors.empty() ? std::string{} : fmt::format("{}", fmt::join(errors, "; ")));
+  }
+
+  void on_get_stats(const pw::GetStats&, ResponseToken<pw::GetStats> token) { std::move(token).respond(stats()); }
 
   /// The error every request gets in the current state, if any.
   [[nodiscard]] std::optional<pw::WalError> refusal(pw::PartitionId partition) const {
@@ -297,9 +311,7 @@ class WalActor {
         fmt::format("{} bytes of payload, over max_payload_bytes = {}", bytes, config_.max_payload_bytes.bytes)};
   }
 
-  void on_append(Envelope envelope) {
-    const auto& m = *envelope.get<pw::Append>();
-    AppendToken token = envelope.take_token<pw::Append>();
+  void on_append(const pw::Append& m, AppendToken token, Envelope envelope) {
     std::optional<pw::WalError> error = refusal(m.partition);
     if (!error) error = order_error(m.partition, m.index, 1);
     if (!error) error = size_error(m.partition, m.payload.size());
@@ -308,9 +320,7 @@ class WalActor {
     admit(std::move(envelope), std::move(token), m.partition, {&record, 1});
   }
 
-  void on_append_batch(Envelope envelope) {
-    const auto& m = *envelope.get<pw::AppendBatch>();
-    AppendToken token = envelope.take_token<pw::AppendBatch>();
+  void on_append_batch(const pw::AppendBatch& m, AppendToken token, Envelope envelope) {
     std::optional<pw::WalError> error = refusal(m.partition);
     if (!error) error = order_error(m.partition, m.entries.empty() ? 0 : m.entries.front().index, m.entries.size());
     for (std::size_t i = 1; !error && i < m.entries.size(); ++i) {
@@ -328,11 +338,19 @@ class WalActor {
     admit(std::move(envelope), std::move(token), m.partition, records);
   }
 
-  void on_truncate(Envelope envelope) {
-    const auto& m = *envelope.get<pw::TruncateAfter>();
-    AppendToken token = envelope.take_token<pw::TruncateAfter>();
+  void on_truncate(const pw::TruncateAfter& m, AppendToken token, Envelope envelope) {
     if (auto error = refusal(m.partition)) return answer(token, Err{std::move(*error)});
     lw::Record record{kTruncateType, m.partition, 0, m.index, {}};
+    admit(std::move(envelope), std::move(token), m.partition, {&record, 1});
+  }
+
+  void on_save_hard_state(const pw::SaveHardState& m, AppendToken token, Envelope envelope) {
+    if (auto error = refusal(m.partition)) return answer(token, Err{std::move(*error)});
+    // The payload lives in the batch (the request holds the fields, not their encoding).
+    auto payload = std::make_unique<std::array<std::byte, lw::kHardStateBytes>>(
+        lw::encode_hard_state({m.state.term, m.state.vote, m.state.commit}));
+    lw::Record record{kHardStateType, m.partition, m.state.term, 0, *payload};
+    collecting_.payloads.push_back(std::move(payload));
     admit(std::move(envelope), std::move(token), m.partition, {&record, 1});
   }
 
@@ -342,7 +360,9 @@ class WalActor {
     Waiter waiter{std::move(token), partition, 0, 0, batch.records.size(), records.size(), batch.envelopes.size()};
     PartitionState& state = partitions_[partition];
     const lw::Record& last = records.back();
-    if (last.type == kTruncateType) {
+    if (last.type == kHardStateType) {
+      // No entry: the answer carries the partition's log end as it stands.
+    } else if (last.type == kTruncateType) {
       // The term of the entry now last is known only to the store; the answer carries 0 when
       // it was not the actor's own (acknowledged or admitted) last entry.
       state.accepted_term = last.index == state.accepted_index ? state.accepted_term : 0;
@@ -372,7 +392,7 @@ class WalActor {
   void on_read(const pw::ReadRange& request, ResponseToken<pw::ReadRange> token) {
     // Reads go on while terminating: a partition may still read what it wrote.
     if (start_error_ || failed_) {
-      std::move(token).respond(Err{*refusal(request.partition)});
+      std::move(token).respond(Err{refusal(request.partition).value_or(pw::WalError{})});
       return;
     }
     ++jobs_in_flight_;
@@ -415,9 +435,9 @@ class WalActor {
     });
   }
 
-  void on_flush(ResponseToken<pw::Flush> token) {
+  void on_flush(const pw::Flush&, ResponseToken<pw::Flush> token) {
     if (start_error_ || failed_) {
-      std::move(token).respond(Err{*refusal(0)});
+      std::move(token).respond(Err{refusal(0).value_or(pw::WalError{})});
       return;
     }
     // Answered with the batch that makes everything received so far durable.
@@ -553,6 +573,7 @@ class WalActor {
                 const std::string& detail) {
     Batch kept;
     kept.flushes = std::move(batch.flushes);
+    kept.payloads = std::move(batch.payloads);  // records of kept waiters may point here
     for (Waiter& w : batch.waiters) {
       if (partitions.contains(w.partition)) {
         answer(w.token, Err{pw::WalError{kind, w.partition, 0, detail}});
@@ -610,7 +631,7 @@ class WalActor {
 
   /// Hands a job to the I/O thread; once that stopped (finish), runs it and its completion here.
   void post(IoThread::Job job) {
-    if (!io_stopped_) {
+    if (io_ && !io_stopped_) {
       io_->post(system_held_ != nullptr ? held(std::move(job)) : std::move(job));
       return;
     }
@@ -666,7 +687,7 @@ class WalActor {
 }  // namespace
 
 Task<Result<void, std::string>> exec(WalContext ctx, FileSystemFactory file_system) {
-  WalActor actor(std::move(ctx), std::move(file_system));
+  WalActor actor(ctx, std::move(file_system));
   co_return co_await actor.run();
 }
 

@@ -42,9 +42,9 @@ bool by_partition(const Envelope& e, const RouterState& s, Out& out) {
 Out route(const Envelope& e, const RouterState& s) {
   Out out = Out::Default();
   if (by_partition<pw::Append>(e, s, out) || by_partition<pw::AppendBatch>(e, s, out) ||
-      by_partition<pw::TruncateAfter>(e, s, out) || by_partition<pw::ReadRange>(e, s, out) ||
-      by_partition<pw::Checkpoint>(e, s, out) || by_partition<pw::Flush>(e, s, out) ||
-      by_partition<pw::GetStats>(e, s, out)) {
+      by_partition<pw::TruncateAfter>(e, s, out) || by_partition<pw::SaveHardState>(e, s, out) ||
+      by_partition<pw::ReadRange>(e, s, out) || by_partition<pw::Checkpoint>(e, s, out) ||
+      by_partition<pw::Flush>(e, s, out) || by_partition<pw::GetStats>(e, s, out)) {
     return out;
   }
   if (e.is<UpdateConfig>()) return Out::Multicast(s.all);

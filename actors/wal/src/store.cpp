@@ -86,7 +86,13 @@ lw::WalResult<std::unique_ptr<Store>> Store::open(lw::FileSystem& fs, const Stor
   return store;
 }
 
-void Store::index_record(std::uint16_t type, std::uint64_t partition, const Location& at) {
+void Store::index_record(std::uint16_t type, std::uint64_t partition, const Location& at,
+                         std::span<const std::byte> payload) {
+  if (type == kHardStateType) {
+    // Recovery checked the length of every hard-state record it read, and the actor writes 24 bytes.
+    if (const auto state = lw::decode_hard_state(payload)) hard_states_[partition] = {*state, at.segment_no};
+    return;
+  }
   Log& log = logs_[partition];
   auto& entries = log.entries;
   if (type == kTruncateType) {
@@ -125,7 +131,8 @@ lw::WalResult<void> Store::build_index() {
     for (const lw::ScannedRecord& record : scan.records) {
       if (record.offset >= info.end_offset) break;
       const lw::RecordHeader& h = record.header;
-      index_record(h.type, h.partition, Location{h.index, h.term, info.segment_no, record.offset, h.payload_len});
+      index_record(h.type, h.partition, Location{h.index, h.term, info.segment_no, record.offset, h.payload_len},
+                   std::span<const std::byte>(bytes).subspan(record.offset + lw::kRecordHeaderBytes, h.payload_len));
     }
   }
   return {};
@@ -153,7 +160,8 @@ lw::WalResult<lw::Durable> Store::commit(std::span<const lw::Record> records) {
   for (const lw::Record& record : records) {
     index_record(record.type, record.partition,
                  Location{record.index, record.term, durable->segment_no, offset,
-                          static_cast<std::uint32_t>(record.payload.size())});
+                          static_cast<std::uint32_t>(record.payload.size())},
+                 record.payload);
     offset += lw::record_bytes(record.payload.size());
   }
   return durable;
@@ -169,6 +177,9 @@ const lw::SegmentInfo* Store::segment(std::uint64_t segment_no) const {
 lw::WalResult<protocols::wal::Range> Store::read(const protocols::wal::ReadRange& request) {
   protocols::wal::Range out;
   out.partition = request.partition;
+  if (const auto saved = hard_states_.find(request.partition); saved != hard_states_.end()) {
+    out.hard_state = {saved->second.state.term, saved->second.state.vote, saved->second.state.commit};
+  }
   const auto it = logs_.find(request.partition);
   if (it == logs_.end()) return out;
   const Log& log = it->second;
@@ -221,9 +232,32 @@ lw::WalResult<std::uint64_t> Store::checkpoint(PartitionId partition, std::uint6
     entries.erase(entries.begin(), std::upper_bound(entries.begin(), entries.end(), at,
                                                     [](std::uint64_t i, const Location& l) { return i < l.index; }));
   }
+  if (auto rewritten = rewrite_old_hard_states(); !rewritten) return Err{std::move(rewritten).error()};
   auto retired = writer_.retire(checkpoints_);
   if (!retired) return Err{std::move(retired).error()};
   return static_cast<std::uint64_t>(retired->size());
+}
+
+lw::WalResult<void> Store::rewrite_old_hard_states() {
+  const std::uint64_t newest = writer_.log().segments.back().segment_no;
+  std::vector<std::uint64_t> partitions;
+  for (const auto& [partition, saved] : hard_states_) {
+    if (saved.segment_no != newest) partitions.push_back(partition);
+  }
+  if (partitions.empty()) return {};
+  // The payloads first, so that the records' spans point at storage that stays put.
+  std::vector<std::array<std::byte, lw::kHardStateBytes>> payloads;
+  payloads.reserve(partitions.size());
+  std::vector<lw::Record> records;
+  records.reserve(partitions.size());
+  for (const auto partition : partitions) {
+    const lw::HardState& state = hard_states_.at(partition).state;
+    payloads.push_back(lw::encode_hard_state(state));
+    records.push_back({kHardStateType, partition, state.term, 0, payloads.back()});
+  }
+  auto durable = commit(records);
+  if (!durable) return Err{std::move(durable).error()};
+  return {};
 }
 
 std::map<PartitionId, PartitionEnd> Store::ends() const {

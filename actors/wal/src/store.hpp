@@ -2,12 +2,16 @@
 // where each partition's entries are on disk so that `ReadRange` can read them back without
 // keeping payloads in memory.
 //
-// Records of two types go into the segments:
-//   kEntryType     an entry of a partition's log; an index seen before replaces that index and
-//                  every later one (the rule recovery applies, so stale entries never return)
-//   kTruncateType  "entries after `index` are gone" (TruncateAfter), durable like an entry
+// Records of three types go into the segments (libs/wal's record_type):
+//   kEntryType      an entry of a partition's log; an index seen before replaces that index and
+//                   every later one (the rule recovery applies, so stale entries never return)
+//   kTruncateType   "entries after `index` are gone" (TruncateAfter), durable like an entry
+//   kHardStateType  the partition's term, vote and commit (SaveHardState); the latest wins
 // The index keeps, per partition, (index, term, segment, offset, length) of every entry after
-// the partition's checkpoint; checkpoints themselves are in memory only.
+// the partition's checkpoint, and its latest hard state with the segment holding it;
+// checkpoints themselves are in memory only. A checkpoint that could delete the segment holding a
+// partition's latest hard state first writes that hard state again (into the newest segment,
+// which is never deleted), so a hard state is never lost to log compaction.
 //
 // Opening runs libs/wal's recovery (torn tails cut, damage refused, `.tmp` files removed) and
 // refuses a directory that holds segments of a WAL id at or past `wal_count`: those partitions
@@ -28,14 +32,16 @@
 #include <elfin/protocols/wal.hpp>
 #include <elfin/wal/error.hpp>
 #include <elfin/wal/file_system.hpp>
+#include <elfin/wal/hard_state.hpp>
 #include <elfin/wal/record.hpp>
 #include <elfin/wal/recovery.hpp>
 #include <elfin/wal/writer.hpp>
 
 namespace elfin::actors::wal::internal {
 
-inline constexpr std::uint16_t kEntryType = 1;
-inline constexpr std::uint16_t kTruncateType = 2;
+inline constexpr std::uint16_t kEntryType = elfin::wal::record_type::kEntry;
+inline constexpr std::uint16_t kTruncateType = elfin::wal::record_type::kTruncate;
+inline constexpr std::uint16_t kHardStateType = elfin::wal::record_type::kHardState;
 
 struct StoreOptions {
   std::string dir;
@@ -83,8 +89,16 @@ class Store {
     std::uint64_t last_term = 0;
   };
 
+  struct SavedHardState {
+    elfin::wal::HardState state;
+    std::uint64_t segment_no = 0;
+  };
+
   Store(elfin::wal::FileSystem& fs, StoreOptions options, elfin::wal::Writer writer);
-  void index_record(std::uint16_t type, std::uint64_t partition, const Location& location);
+  void index_record(std::uint16_t type, std::uint64_t partition, const Location& location,
+                    std::span<const std::byte> payload);
+  /// Writes again every hard state held by a segment older than the newest one.
+  [[nodiscard]] elfin::wal::WalResult<void> rewrite_old_hard_states();
   [[nodiscard]] elfin::wal::WalResult<void> build_index();
   [[nodiscard]] const elfin::wal::SegmentInfo* segment(std::uint64_t segment_no) const;
 
@@ -93,6 +107,7 @@ class Store {
   elfin::wal::Writer writer_;
   std::unordered_map<std::uint64_t, Log> logs_;
   std::map<std::uint64_t, std::uint64_t> checkpoints_;
+  std::unordered_map<std::uint64_t, SavedHardState> hard_states_;
 };
 
 }  // namespace elfin::actors::wal::internal

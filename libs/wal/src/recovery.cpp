@@ -5,6 +5,7 @@
 #include <utility>
 
 #include <elfin/wal/format.hpp>
+#include <elfin/wal/hard_state.hpp>
 #include <elfin/wal/segment_scan.hpp>
 
 namespace elfin::wal {
@@ -58,6 +59,16 @@ void replay(std::vector<Entry>& log, Entry entry) {
 void replay_index(std::vector<std::uint64_t>& log, std::uint64_t index) {
   if (!log.empty() && index <= log.back()) log.erase(std::lower_bound(log.begin(), log.end(), index), log.end());
   log.push_back(index);
+}
+
+// A truncate record: the entries after `index` are gone.
+void cut_after(std::vector<Entry>& log, std::uint64_t index) {
+  log.erase(
+      std::upper_bound(log.begin(), log.end(), index, [](std::uint64_t i, const Entry& e) { return i < e.index; }),
+      log.end());
+}
+void cut_index_after(std::vector<std::uint64_t>& log, std::uint64_t index) {
+  log.erase(std::upper_bound(log.begin(), log.end(), index), log.end());
 }
 
 struct Found {
@@ -200,6 +211,23 @@ WalResult<Recovery> recover(FileSystem& fs, const RecoveryOptions& options) {
       it->second.first = std::min(it->second.first, rh.index);
       it->second.last = std::max(it->second.last, rh.index);
       ++it->second.records;
+      if (rh.type == record_type::kHardState) {
+        const auto payload =
+            std::span<const std::byte>(*bytes).subspan(rec.offset + kRecordHeaderBytes, rh.payload_len);
+        const auto state = decode_hard_state(payload);
+        if (!state) {
+          Error e = damage(ErrorKind::CorruptRecord, path, rec.offset, "hard-state record shorter than its fields");
+          e.partition = rh.partition;
+          return Err{std::move(e)};
+        }
+        out.hard_states[rh.partition] = *state;  // the latest wins
+        continue;
+      }
+      if (rh.type == record_type::kTruncate) {
+        if (options.keep_entries) cut_after(out.partitions[rh.partition], rh.index);
+        if (!options.keep_entries) cut_index_after(indexes[rh.partition], rh.index);
+        continue;
+      }
       if (!options.keep_entries) replay_index(indexes[rh.partition], rh.index);
       if (options.keep_entries) {
         const auto payload =

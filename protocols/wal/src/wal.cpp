@@ -3,6 +3,7 @@
 ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::wal::Append);
 ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::wal::AppendBatch);
 ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::wal::TruncateAfter);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::wal::SaveHardState);
 ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::wal::Checkpoint);
 ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::wal::ReadRange);
 ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::wal::Flush);

@@ -398,3 +398,32 @@ TEST_CASE("verify mode reports a torn tail without changing the file", "[wal]") 
   REQUIRE_FALSE(writer);
   CHECK(writer.error().kind == ErrorKind::NotRepaired);
 }
+
+TEST_CASE("recovery returns each partition's latest hard state apart from its entries and applies truncations",
+          "[wal]") {
+  TempDir tmp;
+  PosixFileSystem fs;
+  const auto dir = tmp.file("wal");
+  {
+    auto [recovery, writer] = open_wal(fs, dir);
+    write_all(writer, {{2, 1, 1}, {2, 2, 1}, {2, 3, 1}});  // partition, index, term
+    const auto first = encode_hard_state({1, 7, 2});
+    REQUIRE(writer.append(Record{record_type::kHardState, 2, 1, 0, first}));
+    REQUIRE(writer.commit());
+    REQUIRE(writer.append(Record{record_type::kTruncate, 2, 0, 2, {}}));
+    const auto second = encode_hard_state({2, 8, 2});
+    REQUIRE(writer.append(Record{record_type::kHardState, 2, 2, 0, second}));
+    REQUIRE(writer.commit());
+  }
+  for (const bool keep_entries : {true, false}) {
+    INFO("keep_entries = " << keep_entries);
+    auto options = recovery_options(dir);
+    options.keep_entries = keep_entries;
+    auto recovered = recover(fs, options);
+    REQUIRE(recovered);
+    CHECK(recovered->hard_states.at(2) == HardState{2, 8, 2});
+    CHECK(recovered->ranges.at(2) == IndexRange{1, 2, 2});
+    if (keep_entries)
+      CHECK(indexes(*recovered, 2) == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{1, 1}, {2, 1}});
+  }
+}

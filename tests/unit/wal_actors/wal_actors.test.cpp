@@ -461,3 +461,66 @@ TEST_CASE("config errors name the key", "[wal_actors]") {
   REQUIRE(errors.size() == 1);
   CHECK_THAT(errors[0], Catch::StartsWith("wal_count: cannot change"));
 }
+
+TEST_CASE("a saved hard state survives a power loss and the latest one reads back", "[wal_actors]") {
+  TempDir dir;
+  const std::string wal_dir = dir.file("wal");
+  std::filesystem::create_directories(wal_dir);
+  LockedFaultFs fault(wal_dir);
+  {
+    Running group = start(with(fault.fs()), config(wal_dir, 1, kSmallSegments));
+    CHECK(group.read(3).hard_state == pw::HardState{});  // none saved yet
+    REQUIRE(group.append(3, 1, 1));
+    auto first = group.proxy.request(pw::SaveHardState{3, {1, 2, 0}});
+    REQUIRE(first);
+    CHECK(first->index == 1);  // the partition's log end, durable with it
+    REQUIRE(group.append(3, 2, 2));
+    auto second = group.proxy.request(pw::SaveHardState{3, {2, 3, 2}});
+    REQUIRE(second);
+    CHECK(second->index == 2);
+    CHECK(second->term == 2);
+    REQUIRE(group.proxy.request(pw::SaveHardState{4, {7, 0, 0}}));  // another partition, no entries
+  }
+  fault.with([](lw::FaultFileSystem& f) { f.power_loss(); });
+  Running group = start({}, config(wal_dir));
+  const pw::Range range = group.read(3);
+  CHECK(range.hard_state == pw::HardState{2, 3, 2});
+  check_entries(range, 1, 2);  // hard-state records are not entries
+  CHECK(group.read(4).hard_state == pw::HardState{7, 0, 0});
+  CHECK(group.read(4).entries.empty());
+}
+
+TEST_CASE("a hard state is answered only after the entries requested before it are durable", "[wal_actors]") {
+  TempDir dir;
+  Running group = start({}, config(dir.file("wal")));
+  REQUIRE(group.append(0, 1));
+  // A batch and a hard state pipelined: both answered, the hard state's answer covering the batch.
+  pw::AppendBatch batch{0, {}};
+  for (std::uint64_t i = 2; i <= 5; ++i) batch.entries.push_back({2, i, payload_of(0, i, 32)});
+  REQUIRE(group.proxy.request(std::move(batch)));
+  auto saved = group.proxy.request(pw::SaveHardState{0, {2, 1, 5}});
+  REQUIRE(saved);
+  CHECK(saved->index == 5);
+  CHECK(saved->term == 2);
+}
+
+TEST_CASE("checkpoints that delete old segments keep every partition's latest hard state", "[wal_actors]") {
+  TempDir dir;
+  const std::string wal_dir = dir.file("wal");
+  const std::string cfg = config(wal_dir, 1, "segment_bytes = \"64KiB\"");
+  {
+    Running group = start({}, cfg);
+    REQUIRE(group.proxy.request(pw::SaveHardState{0, {5, 2, 0}}));  // in the first segment
+    for (std::uint64_t i = 1; i <= 60; i += 4) {
+      pw::AppendBatch batch{0, {}};
+      for (std::uint64_t j = i; j < i + 4; ++j) batch.entries.push_back({5, j, payload_of(0, j, 4000)});
+      REQUIRE(group.proxy.request(std::move(batch)));
+    }
+    auto checkpointed = group.proxy.request(pw::Checkpoint{0, 60});
+    REQUIRE(checkpointed);
+    REQUIRE(checkpointed->segments_retired > 0);  // the first segment, with the hard state, is gone
+    CHECK(group.read(0).hard_state == pw::HardState{5, 2, 0});
+  }
+  Running group = start({}, cfg);
+  CHECK(group.read(0).hard_state == pw::HardState{5, 2, 0});
+}

@@ -17,6 +17,7 @@ class FaultFileSystem;
 
 struct Record;
 struct Entry;
+struct HardState;
 struct SegmentHeader;
 struct RecordHeader;
 struct SegmentScan;

@@ -5,6 +5,10 @@
 // (Raft logs, typically) share one file. Replay keeps, per partition, etcd's rule: a record whose
 // index was seen before replaces that index and every later one, so stale entries never return.
 //
+// Three record types have a meaning recovery knows (`RecordType`); any other non-zero type is an
+// entry of the caller's kind. A hard-state record is not part of the log: it is the partition's
+// Raft term, vote and commit, the latest one winning (hard_state.hpp encodes its payload).
+//
 // Thread safety: plain value types.
 #pragma once
 
@@ -15,9 +19,19 @@
 
 namespace elfin::wal {
 
-/// A record to append. `type` is the caller's (0 is reserved by the format).
+/// The record types recovery interprets (0 is reserved: an all-zero header ends the records).
+namespace record_type {
+/// An entry of the partition's log at `index` (term `term`).
+inline constexpr std::uint16_t kEntry = 1;
+/// "The partition's entries after `index` are gone" (a Raft log conflict), durable like an entry.
+inline constexpr std::uint16_t kTruncate = 2;
+/// The partition's hard state (term, vote, commit) in the payload; `index` is 0, `term` the term.
+inline constexpr std::uint16_t kHardState = 3;
+}  // namespace record_type
+
+/// A record to append. `type` is one of `record_type` or the caller's own (never 0).
 struct Record {
-  std::uint16_t type = 1;
+  std::uint16_t type = record_type::kEntry;
   std::uint64_t partition = 0;
   std::uint64_t term = 0;
   std::uint64_t index = 0;

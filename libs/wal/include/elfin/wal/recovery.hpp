@@ -12,7 +12,9 @@
 //     the segment file, the byte offset and the partition. Nothing is cut or dropped.
 //   - A read error is a ReadFailed error: nothing is truncated or deleted.
 //   - Within a partition, a record whose index was seen before replaces that index and all later
-//     ones (etcd's rule), so entries a new leader overwrote never come back.
+//     ones (etcd's rule), so entries a new leader overwrote never come back. A truncate record
+//     drops the entries after its index; a hard-state record is no entry: the latest one of each
+//     partition is returned apart (record.hpp).
 //   - Leftover `<segment>.tmp` files (a rotation that did not finish) are deleted.
 // Recovery is idempotent: running it again (after a crash during it, too) gives the same log.
 //
@@ -27,6 +29,7 @@
 
 #include <elfin/wal/error.hpp>
 #include <elfin/wal/file_system.hpp>
+#include <elfin/wal/hard_state.hpp>
 #include <elfin/wal/record.hpp>
 
 namespace elfin::wal {
@@ -84,6 +87,7 @@ struct Repair {
 struct Recovery {
   std::map<std::uint64_t, std::vector<Entry>> partitions;  ///< each partition's log, by index
   std::map<std::uint64_t, IndexRange> ranges;              ///< each partition's index range after replay
+  std::map<std::uint64_t, HardState> hard_states;          ///< each partition's latest hard state
   LogState log;
   std::vector<Repair> repairs;
   std::uint64_t records_read = 0;

@@ -4,6 +4,8 @@
 //
 //   Append / AppendBatch  entries of one partition's log -> Appended (the partition's durable index)
 //   TruncateAfter         drop the partition's entries after an index (a Raft log conflict)
+//   SaveHardState         the partition's Raft term, vote and commit, durable and ordered with its
+//                         entries (ReadRange's `Range` gives the latest back)
 //   Checkpoint            the partition's state up to an index is saved elsewhere: its entries up
 //                         to there are no longer needed, and segments holding nothing else go
 //   ReadRange             read entries back (a partition starting up)
@@ -100,6 +102,25 @@ struct TruncateAfter {
   ELFIN_REQUEST(wal, TruncateAfter, (elfin::Result<Appended, WalError>), partition, index);
 };
 
+/// A partition's Raft hard state: what must be durable before a message of a new term goes out.
+struct HardState {
+  std::uint64_t term = 0;
+  std::uint64_t vote = 0;    ///< the node voted for in `term` (0: none)
+  std::uint64_t commit = 0;  ///< the commit index known when it was saved
+  ELFIN_PART(term, vote, commit);
+  friend bool operator==(const HardState&, const HardState&) = default;
+};
+
+/// Saves the partition's hard state durably, in order with its entries: answered with
+/// `Appended{partition, last index, its term}` once the fdatasync covering the record (and every
+/// entry of the partition requested before it) returned. The latest one saved is what
+/// `ReadRange` returns after a restart; checkpoints never drop it.
+struct SaveHardState {
+  PartitionId partition = 0;
+  HardState state;
+  ELFIN_REQUEST(wal, SaveHardState, (elfin::Result<Appended, WalError>), partition, state);
+};
+
 /// `Checkpoint` is answered once the WAL forgot the entries and deleted what it could.
 struct Checkpointed {
   PartitionId partition = 0;
@@ -125,7 +146,8 @@ struct Range {
   std::uint64_t last_index = 0;   ///< its last durable entry (0: none)
   std::uint64_t last_term = 0;
   std::vector<Entry> entries;
-  ELFIN_PART(partition, first_index, last_index, last_term, entries);
+  HardState hard_state;  ///< the latest SaveHardState acknowledged (all zero: none)
+  ELFIN_PART(partition, first_index, last_index, last_term, entries, hard_state);
 };
 
 /// Reads entries back; stops early after `max_bytes` of payload (at least one entry; 0: no limit).
@@ -175,6 +197,7 @@ MSGPACK_ADD_ENUM(elfin::protocols::wal::WalErrorKind);
 ELFIN_EXTERN_MESSAGE(elfin::protocols::wal::Append);
 ELFIN_EXTERN_MESSAGE(elfin::protocols::wal::AppendBatch);
 ELFIN_EXTERN_MESSAGE(elfin::protocols::wal::TruncateAfter);
+ELFIN_EXTERN_MESSAGE(elfin::protocols::wal::SaveHardState);
 ELFIN_EXTERN_MESSAGE(elfin::protocols::wal::Checkpoint);
 ELFIN_EXTERN_MESSAGE(elfin::protocols::wal::ReadRange);
 ELFIN_EXTERN_MESSAGE(elfin::protocols::wal::Flush);

@@ -1,0 +1,57 @@
+// The partition group's config: which nodes hold the replicas, Raft's timing, and where
+// snapshots go. One section for the group; every partition on the node uses it.
+//
+//   [partitions]
+//   nodes = [1, 2, 3]            # required: the node numbers holding a replica of every
+//                                # partition (Raft node id = node number); this node among them
+//   tick = "100ms"               # one Raft tick
+//   election_ticks = 10          # a follower campaigns after [e, 2e) ticks without a leader
+//   heartbeat_ticks = 1          # a leader heartbeats every this many ticks
+//   snapshot_dir = "/var/lib/elfin/snapshots"  # required; a directory per partition inside
+//   snapshot_every = 10000       # a snapshot (and a WAL checkpoint) after this many applied entries
+//   proposal_timeout = "5s"      # a proposal, read or transfer unanswered this long: Timeout
+//   pre_vote = true              # Raft's pre-vote (a rejoining node does not disrupt the leader)
+//   check_quorum = true          # a leader that hears from no majority steps down
+//   max_inflight = 256           # Append messages in flight per follower
+//   max_append_bytes = "1MiB"    # entries per Append message
+//   recovery_read_bytes = "4MiB" # entries per WAL read while a partition recovers
+//
+// Routes come from the topology: the group sends `wal` requests (route protocol "wal" to the WAL
+// group) and `raft.RaftMessage` (route it to a remote group fronting the same partition group
+// on the peer nodes, whose node selector is `peer_node`; see elfin/actors/partition.hpp).
+// A reload applies the timing and limits to new partition actors; running ones keep theirs.
+//
+// Thread safety: a plain value type.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <elfin/config.hpp>
+#include <elfin/duration.hpp>
+
+namespace elfin::actors::partition {
+
+struct Config {
+  std::vector<std::uint64_t> nodes;
+  std::chrono::milliseconds tick{100};
+  std::uint32_t election_ticks = 10;
+  std::uint32_t heartbeat_ticks = 1;
+  std::string snapshot_dir;
+  std::uint64_t snapshot_every = 10000;
+  std::chrono::milliseconds proposal_timeout{5000};
+  bool pre_vote = true;
+  bool check_quorum = true;
+  std::uint64_t max_inflight = 256;
+  ByteSize max_append_bytes{1u << 20};
+  ByteSize recovery_read_bytes{4u << 20};
+  ELFIN_CONFIG(nodes, tick, election_ticks, heartbeat_ticks, snapshot_dir, snapshot_every, proposal_timeout, pre_vote,
+               check_quorum, max_inflight, max_append_bytes, recovery_read_bytes);
+};
+
+/// What is wrong with `config`, one sentence per problem naming the key; empty when it is valid.
+[[nodiscard]] std::vector<std::string> validate(const Config& config);
+
+}  // namespace elfin::actors::partition

@@ -1,0 +1,732 @@
+// A partition actor: the owner of one libs/raft Node, driving it with ticks, peer messages and
+// client requests, and executing what each Ready asks:
+//
+//   at once, when the Ready is taken
+//     messages                  sent (a leader's Appends go out while it writes its own log)
+//     reads                     ReadIndex results: answered once applied >= the read's index
+//     committed                 applied in order (they are durable here already); the proposal
+//                               waiting at each index is answered with the state machine's
+//                               response, if its term is the entry's
+//   by the persister, in Ready order, each WAL round writing every Ready queued since the last
+//     snapshot                  a snapshot from the leader: its file (durable), then the WAL's old
+//                               log dropped (TruncateAfter 0)
+//     entries, hard state       AppendBatch, and SaveHardState when the term or vote changed,
+//                               each answered after the fdatasync covering it
+//   once the persister reports the Ready durable (Persisted)
+//     advance(id)               the Node counts the entries and the vote as durable
+//     messages_after_persist    votes and append responses go out only now
+//     (a received snapshot)     the state machine restores it; committed entries that came after
+//                               it were held back until now
+//   every snapshot_every applied entries: a snapshot file (durable), Node::compact, a WAL Checkpoint
+//
+// The persister is a stream next to the actor (elfin/stream.hpp): it runs while the actor waits in
+// `recv`, so the actor keeps stepping peer messages, taking proposals and producing Readies while
+// the WAL syncs; Readies queue behind the one being written and the WAL's group commit batches
+// them with other partitions'. Requests taken together from the mailbox become one Ready.
+//
+// A proposal is answered Proposed when its entry is applied here, Dropped when another entry
+// (another term) was applied at its index, Timeout after `proposal_timeout`. A follower answers
+// NotLeader with the leader it knows. A WAL error fails the actor: it restarts and recovers.
+#include "actor.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <elfin/actors/partition/kv_state_machine.hpp>
+#include <elfin/actors/partition/snapshot_file.hpp>
+#include <elfin/handle.hpp>
+#include <elfin/interval.hpp>
+#include <elfin/logging.hpp>
+#include <elfin/messages.hpp>
+#include <elfin/protocols/raft.hpp>
+#include <elfin/protocols/wal.hpp>
+#include <elfin/raft/conf_change.hpp>
+#include <elfin/raft/node.hpp>
+#include <elfin/raft/ready.hpp>
+#include <elfin/stream.hpp>
+
+#include "wire.hpp"
+
+namespace elfin::actors::partition::internal {
+
+/// A Raft tick (from the actor's Interval).
+struct Tick {
+  ELFIN_MESSAGE(partition_actor, Tick);
+  ELFIN_NO_DUMPING;
+};
+/// From the persister: Ready `id` is durable (error: what failed instead).
+struct Persisted {
+  std::uint64_t id = 0;
+  std::string error;
+  ELFIN_MESSAGE(partition_actor, Persisted, id, error);
+  ELFIN_NO_DUMPING;
+};
+/// A WAL checkpoint's outcome.
+struct CheckpointDone {
+  std::uint64_t index = 0;
+  bool ok = false;
+  ELFIN_MESSAGE(partition_actor, CheckpointDone, index, ok);
+  ELFIN_NO_DUMPING;
+};
+
+namespace {
+
+namespace pr = protocols::raft;
+namespace pw = protocols::wal;
+namespace rf = elfin::raft;
+using Clock = std::chrono::steady_clock;
+
+/// Requests taken from the mailbox before the Node's Ready is executed (one WAL round for all).
+constexpr int kBatchMessages = 256;
+
+pr::Role wire_role(rf::Role role) {
+  switch (role) {
+    case rf::Role::Follower:
+      return pr::Role::Follower;
+    case rf::Role::PreCandidate:
+      return pr::Role::PreCandidate;
+    case rf::Role::Candidate:
+      return pr::Role::Candidate;
+    case rf::Role::Leader:
+      return pr::Role::Leader;
+  }
+  return pr::Role::Other;
+}
+
+rf::Bytes read_context(std::uint64_t id) {
+  rf::Bytes out(8);
+  for (std::size_t i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(id >> (8 * i));
+  return out;
+}
+
+std::optional<std::uint64_t> read_id(const rf::Bytes& context) {
+  if (context.size() != 8) return std::nullopt;
+  std::uint64_t id = 0;
+  for (std::size_t i = 0; i < 8; ++i) id |= static_cast<std::uint64_t>(context[i]) << (8 * i);
+  return id;
+}
+
+class PartitionActor {
+ public:
+  PartitionActor(PartitionContext ctx, StateMachineFactory factory)
+      : ctx_(ctx), factory_(std::move(factory)), partition_(ctx_.key()) {}
+
+  Task<> run() {
+    co_await recover();
+    auto ticks = ctx_.attach(Interval(Tick{}));
+    ticks.start(config_.tick);
+    drive();  // what recovery left to do (committed entries to apply again)
+    while (auto envelope = co_await ctx_.recv()) {
+      co_await dispatch(*envelope);
+      for (int i = 0; i < kBatchMessages; ++i) {
+        auto more = ctx_.try_recv();
+        if (!more) break;
+        co_await dispatch(*more);
+      }
+      drive();
+    }
+    fail_everything(pr::RaftErrorKind::ShuttingDown, "the partition actor is terminating");
+  }
+
+ private:
+  struct Pending {
+    rf::Term term = 0;
+    ResponseToken<pr::Propose> token;
+    Clock::time_point deadline;
+  };
+  struct PendingConf {
+    rf::Term term = 0;
+    std::variant<ResponseToken<pr::AddReplica>, ResponseToken<pr::RemoveReplica>> token;
+    Clock::time_point deadline;
+  };
+  struct PendingRead {
+    pr::Bytes query;
+    ResponseToken<pr::Read> token;
+    Clock::time_point deadline;
+  };
+  /// A Ready taken from the Node whose writes are not durable yet (or which waits behind one).
+  struct Job {
+    std::uint64_t id = 0;
+    std::optional<rf::Snapshot> snapshot;
+    std::vector<rf::Entry> entries;
+    std::optional<rf::HardState> hard_state;  ///< set when term or vote changed
+    std::vector<rf::Message> after;
+    bool deferred = false;  ///< its committed entries wait for it (a snapshot before them)
+    std::vector<rf::Entry> committed;
+  };
+  struct PendingTransfer {
+    rf::NodeId to = 0;
+    ResponseToken<pr::TransferLeader> token;
+    Clock::time_point deadline;
+  };
+
+  detail::HandleAwaitable dispatch(Envelope& envelope) {
+    return handle(envelope, this, &PartitionActor::on_tick, &PartitionActor::on_raft_message,
+                  &PartitionActor::on_propose, &PartitionActor::on_read, &PartitionActor::on_status,
+                  &PartitionActor::on_add_replica, &PartitionActor::on_remove_replica, &PartitionActor::on_transfer,
+                  &PartitionActor::on_persisted, &PartitionActor::on_checkpointed);
+  }
+
+  // --- recovery -----------------------------------------------------------------------------
+
+  Task<> recover() {
+    config_ = ctx_.config();
+    if (const auto errors = validate(config_); !errors.empty()) {
+      throw std::runtime_error(fmt::format("partition {}: invalid config: {}", partition_, fmt::join(errors, "; ")));
+    }
+    node_id_ = ctx_.addr().node_no();
+    dir_ = (std::filesystem::path(config_.snapshot_dir) / fmt::format("{}", partition_)).string();
+    machine_ = factory_ ? factory_(partition_) : std::make_unique<KvStateMachine>();
+
+    rf::Recovered recovered;
+    auto loaded = load_latest_snapshot(dir_);
+    if (!loaded) throw std::runtime_error(fmt::format("partition {}: {}", partition_, loaded.error()));
+    if (const std::optional<pr::Snapshot>& found = loaded.value(); found) {
+      snapshot_ = from_wire(*found);
+      machine_->restore(snapshot_->data);
+      applied_ = snapshot_->meta.index;
+      applied_term_ = snapshot_->meta.term;
+      recovered.snapshot = snapshot_->meta;
+      recovered.conf = snapshot_->meta.conf;
+    } else {
+      recovered.conf.voters = config_.nodes;
+    }
+    recovered.applied = applied_;
+
+    // The log after the snapshot, in pieces of `recovery_read_bytes`.
+    std::uint64_t from = applied_ + 1;
+    for (bool first = true;; first = false) {
+      auto range =
+          co_await ctx_.request(pw::ReadRange{partition_, from, UINT64_MAX, config_.recovery_read_bytes.bytes});
+      if (!range) throw std::runtime_error(fmt::format("partition {}: WAL unreachable: {}", partition_, range.error()));
+      if (!*range) throw std::runtime_error(fmt::format("partition {}: WAL read: {}", partition_, range->error()));
+      const pw::Range& got = range->value();
+      if (first) {
+        queued_ = {got.hard_state.term, got.hard_state.vote, got.hard_state.commit};
+        recovered.hard_state.term = got.hard_state.term;
+        recovered.hard_state.vote = got.hard_state.vote;
+        recovered.hard_state.commit = std::max(got.hard_state.commit, applied_);
+      }
+      for (const pw::Entry& e : got.entries) {
+        auto entry = from_wal(e);
+        if (!entry)
+          throw std::runtime_error(fmt::format("partition {}: WAL entry {} is no Raft entry", partition_, e.index));
+        recovered.entries.push_back(std::move(*entry));
+      }
+      if (first && got.last_index != 0 && got.last_index <= applied_) {
+        // The whole log is older than the snapshot: a crash came between installing a snapshot
+        // and dropping the log. Drop it now, or the next append (after the snapshot) would not
+        // follow it.
+        auto truncated = co_await ctx_.request(pw::TruncateAfter{partition_, 0});
+        if (!truncated || !*truncated) {
+          throw std::runtime_error(
+              fmt::format("partition {}: dropping the log before snapshot {} failed", partition_, applied_));
+        }
+        break;
+      }
+      if (got.entries.empty() || got.entries.back().index >= got.last_index) break;
+      from = got.entries.back().index + 1;
+    }
+    // A commit index past the log recovered (a snapshot's log was dropped) is capped by the lib.
+    log::info("partition {}: recovered term {} vote {} commit {}, {} entries after snapshot {}", partition_,
+              recovered.hard_state.term, recovered.hard_state.vote, recovered.hard_state.commit,
+              recovered.entries.size(), applied_);
+
+    rf::Config raft;
+    raft.id = node_id_;
+    raft.election_tick = static_cast<int>(config_.election_ticks);
+    raft.heartbeat_tick = static_cast<int>(config_.heartbeat_ticks);
+    raft.pre_vote = config_.pre_vote;
+    raft.check_quorum = config_.check_quorum;
+    raft.max_inflight = config_.max_inflight;
+    raft.max_bytes_per_append = config_.max_append_bytes.bytes;
+    // Different on every replica and partition, so their election timeouts differ.
+    raft.seed = (partition_ * 0x9E3779B97F4A7C15ull) ^ (node_id_ * 0xC2B2AE3D27D4EB4Full) ^
+                static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
+    node_ = std::make_unique<rf::Node>(raft, std::move(recovered), [this] { return snapshot_; });
+    ready_ = true;
+  }
+
+  // --- handlers -----------------------------------------------------------------------------
+
+  void on_tick(const Tick&) {
+    node_->tick();
+    expire(Clock::now());
+  }
+
+  void on_raft_message(const pr::RaftMessage& message) {
+    if (message.to != node_id_) return;  // misrouted: not for this replica
+    auto m = from_wire(message);
+    if (!m) {
+      log::debug("partition {}: dropped a Raft message of a type this build does not know", partition_);
+      return;
+    }
+    node_->step(*m);
+  }
+
+  [[nodiscard]] pr::RaftError not_leader() const {
+    return pr::RaftError{pr::RaftErrorKind::NotLeader, partition_, node_->leader(),
+                         fmt::format("node {} is not the leader", node_id_)};
+  }
+
+  void on_propose(const pr::Propose& propose, ResponseToken<pr::Propose> token) {
+    if (propose.command.empty()) {
+      // An empty entry is Raft's no-op, skipped when applied: it would never be answered.
+      std::move(token).respond(Err{pr::RaftError{pr::RaftErrorKind::BadRequest, partition_, 0, "an empty command"}});
+      return;
+    }
+    if (node_->role() != rf::Role::Leader) {
+      std::move(token).respond(Err{not_leader()});
+      return;
+    }
+    auto index = node_->propose(propose.command);
+    if (!index) {
+      std::move(token).respond(Err{rejected(index.error())});
+      return;
+    }
+    pending_.insert_or_assign(*index, Pending{node_->term(), std::move(token), deadline()});
+  }
+
+  [[nodiscard]] pr::RaftError rejected(const rf::ProposeRejected& why) const {
+    if (why.error == rf::ProposeError::NotLeader) {
+      return pr::RaftError{pr::RaftErrorKind::NotLeader, partition_, why.leader_hint,
+                           fmt::format("node {} is not the leader", node_id_)};
+    }
+    if (why.error == rf::ProposeError::Invalid) {
+      return pr::RaftError{
+          pr::RaftErrorKind::BadRequest, partition_, why.leader_hint,
+          "a membership change that makes no sense (an existing member, a non-member, the last voter)"};
+    }
+    return pr::RaftError{pr::RaftErrorKind::Dropped, partition_, why.leader_hint,
+                         "the leader refused the proposal (a transfer or too much uncommitted)"};
+  }
+
+  void on_read(const pr::Read& read, ResponseToken<pr::Read> token) {
+    if (read.stale) {
+      std::move(token).respond(pr::ReadResult{partition_, applied_, machine_->query(read.query)});
+      return;
+    }
+    if (node_->role() != rf::Role::Leader) {
+      std::move(token).respond(Err{not_leader()});
+      return;
+    }
+    const std::uint64_t id = ++next_read_;
+    node_->read_index(read_context(id));
+    reads_asked_.emplace(id, PendingRead{read.query, std::move(token), deadline()});
+  }
+
+  void on_status(const pr::GetPartitionStatus&, ResponseToken<pr::GetPartitionStatus> token) {
+    pr::PartitionStatus status;
+    status.partition = partition_;
+    status.node = node_id_;
+    status.role = wire_role(node_->role());
+    status.term = node_->term();
+    status.leader = node_->leader();
+    status.commit = node_->commit();
+    status.applied = applied_;
+    status.last_index = node_->last_index();
+    status.snapshot_index = snapshot_ ? snapshot_->meta.index : 0;
+    status.conf = to_wire(node_->conf());
+    status.ready = ready_;
+    std::move(token).respond(std::move(status));
+  }
+
+  template <class Request>
+  void change_membership(const Request& request, ResponseToken<Request> token, rf::ConfChangeKind kind) {
+    if (node_->role() != rf::Role::Leader) {
+      std::move(token).respond(Err{not_leader()});
+      return;
+    }
+    if (request.node == 0) {
+      std::move(token).respond(Err{pr::RaftError{pr::RaftErrorKind::BadRequest, partition_, 0, "node 0"}});
+      return;
+    }
+    auto index = node_->propose_conf_change(rf::ConfChange{kind, request.node});
+    if (!index) {
+      std::move(token).respond(Err{rejected(index.error())});
+      return;
+    }
+    conf_changes_.insert_or_assign(*index, PendingConf{node_->term(), std::move(token), deadline()});
+  }
+
+  void on_add_replica(const pr::AddReplica& add, ResponseToken<pr::AddReplica> token) {
+    change_membership(add, std::move(token),
+                      add.learner ? rf::ConfChangeKind::AddLearner : rf::ConfChangeKind::AddVoter);
+  }
+
+  void on_remove_replica(const pr::RemoveReplica& remove, ResponseToken<pr::RemoveReplica> token) {
+    change_membership(remove, std::move(token), rf::ConfChangeKind::RemoveNode);
+  }
+
+  void on_transfer(const pr::TransferLeader& transfer, ResponseToken<pr::TransferLeader> token) {
+    if (node_->role() == rf::Role::Leader && transfer.to == node_id_) {
+      std::move(token).respond(pr::LeaderTransferred{partition_, node_id_, node_->term()});
+      return;
+    }
+    if (node_->role() != rf::Role::Leader) {
+      std::move(token).respond(Err{not_leader()});
+      return;
+    }
+    node_->transfer_leadership(transfer.to);
+    transfers_.push_back(PendingTransfer{transfer.to, std::move(token), deadline()});
+  }
+
+  [[nodiscard]] Clock::time_point deadline() const { return Clock::now() + config_.proposal_timeout; }
+
+  // --- the Ready loop -----------------------------------------------------------------------
+
+  /// Takes every Ready the Node has: sends, serves and applies what needs no disk at once, and
+  /// queues the writes (the persister below performs them in order).
+  void drive() {
+    while (node_->has_ready()) {
+      rf::Ready ready = node_->ready();
+      observe(ready);
+      send(ready.messages);
+      take_reads(ready.reads);
+      Job job;
+      job.id = ready.id;
+      job.snapshot = std::move(ready.snapshot);
+      job.entries = std::move(ready.entries);
+      // A change of the commit index alone need not be durable (it is learned again from the
+      // leader); term and vote must, before the messages that depend on them.
+      if (ready.hard_state && (ready.hard_state->term != queued_.term || ready.hard_state->vote != queued_.vote)) {
+        job.hard_state = ready.hard_state;
+        queued_ = *ready.hard_state;
+      }
+      job.after = std::move(ready.messages_after_persist);
+      // Committed entries are durable here already; they wait only behind a snapshot to install
+      // (and behind entries waiting for one, to keep the order).
+      const bool behind = !jobs_.empty() && jobs_.back().deferred;
+      if (job.snapshot || behind) {
+        job.deferred = true;
+        job.committed = std::move(ready.committed);
+      } else {
+        apply(ready.committed);
+      }
+      const bool writes = job.snapshot || !job.entries.empty() || job.hard_state;
+      if (!writes && jobs_.empty()) {
+        finish(job);
+        continue;
+      }
+      jobs_.push_back(std::move(job));
+    }
+    serve_reads();
+    maybe_snapshot();
+    if (!persisting_ && posted_ < jobs_.size()) {
+      persisting_ = true;
+      ctx_.attach(Stream::generate(&PartitionActor::persister, this));
+    }
+  }
+
+  /// What remains of a Ready once its writes are durable: the Node learns it, the messages that
+  /// count them go out, and deferred entries are applied.
+  void finish(Job& job) {
+    if (job.snapshot) restore(*job.snapshot);
+    node_->advance(job.id);
+    send(job.after);
+    if (job.deferred) apply(job.committed);
+  }
+
+  /// The persister's report: the next queued Ready is durable (or the WAL refused it).
+  void on_persisted(const Persisted& persisted) {
+    if (!persisted.error.empty()) throw std::runtime_error(persisted.error);
+    if (jobs_.empty() || jobs_.front().id > persisted.id) {
+      throw std::logic_error(fmt::format("partition {}: ready {} persisted out of order", partition_, persisted.id));
+    }
+    // Every Ready up to that one is durable (they were written together).
+    while (!jobs_.empty() && jobs_.front().id <= persisted.id) {
+      Job job = std::move(jobs_.front());
+      jobs_.pop_front();
+      --posted_;
+      finish(job);
+    }
+    serve_reads();
+    maybe_snapshot();
+  }
+
+  /// Writes the queued Readies to disk, all that queued meanwhile in one go (one AppendBatch, so
+  /// one fdatasync of the WAL for many Readies), reporting the last one written (a stream next to
+  /// the actor: it runs while the actor waits in `recv`, so the actor keeps stepping messages and
+  /// taking new Readies while the WAL syncs). Ends when the queue is empty.
+  static Task<> persister(Emitter emitter, PartitionActor* self) {
+    while (self->posted_ < self->jobs_.size()) {
+      // A received snapshot starts a group of its own (its log reset comes before any entry).
+      const std::size_t first = self->posted_;
+      std::size_t end = first + 1;
+      while (end < self->jobs_.size() && !self->jobs_[end].snapshot) ++end;
+      self->posted_ = end;
+      Persisted done{self->jobs_[end - 1].id, {}};
+      done.error = co_await self->write(first, end);
+      auto emitting = emitter.emit(std::move(done));
+      co_await emitting;
+    }
+    self->persisting_ = false;
+  }
+
+  /// The writes of jobs_[first, end), in the order recovery relies on: a received snapshot's file
+  /// first (durable), then the old log dropped, then the entries (a later Ready's entries replace
+  /// an earlier one's from their first index on, the WAL rule), then the latest term and vote.
+  /// "" or what failed. The jobs stay put meanwhile (a deque keeps its elements in place when
+  /// others are added at the back, and the actor removes only jobs already written).
+  Task<std::string> write(std::size_t first, std::size_t end) {
+    if (const auto& snapshot = jobs_[first].snapshot) {
+      auto written = write_snapshot(dir_, to_wire(*snapshot));
+      if (!written) co_return fmt::format("partition {}: snapshot: {}", partition_, written.error());
+      auto truncated = co_await ctx_.request(pw::TruncateAfter{partition_, 0});
+      if (!truncated) co_return fmt::format("partition {}: WAL unreachable: {}", partition_, truncated.error());
+      if (!*truncated) co_return fmt::format("partition {}: WAL truncate: {}", partition_, truncated->error());
+    }
+    pw::AppendBatch batch{partition_, {}};
+    std::optional<rf::HardState> hard_state;
+    for (std::size_t i = first; i < end; ++i) {
+      const Job& job = jobs_[i];
+      if (!job.entries.empty()) {
+        const rf::Index from = job.entries.front().index;
+        while (!batch.entries.empty() && batch.entries.back().index >= from) batch.entries.pop_back();
+        for (const rf::Entry& e : job.entries) batch.entries.push_back(to_wal(e));
+      }
+      if (job.hard_state) hard_state = job.hard_state;
+    }
+    if (!batch.entries.empty()) {
+      auto appended = co_await ctx_.request(std::move(batch));
+      if (!appended) co_return fmt::format("partition {}: WAL unreachable: {}", partition_, appended.error());
+      if (!*appended) co_return fmt::format("partition {}: WAL append: {}", partition_, appended->error());
+    }
+    if (hard_state) {
+      const rf::HardState& state = *hard_state;
+      auto saved = co_await ctx_.request(pw::SaveHardState{partition_, {state.term, state.vote, state.commit}});
+      if (!saved) co_return fmt::format("partition {}: WAL unreachable: {}", partition_, saved.error());
+      if (!*saved) co_return fmt::format("partition {}: WAL hard state: {}", partition_, saved->error());
+    }
+    co_return std::string{};
+  }
+
+  /// The soft state of a Ready: who leads now.
+  void observe(const rf::Ready& ready) {
+    const bool was_leader = role_ == rf::Role::Leader;
+    role_ = ready.role;
+    if (was_leader && role_ != rf::Role::Leader) {
+      // A read not yet confirmed by a former leader could miss writes of the new one.
+      for (auto& [id, read] : reads_asked_) std::move(read.token).respond(Err{not_leader()});
+      reads_asked_.clear();
+    }
+    for (auto it = transfers_.begin(); it != transfers_.end();) {
+      if (ready.leader == it->to && ready.role != rf::Role::Candidate && ready.leader != 0) {
+        std::move(it->token).respond(pr::LeaderTransferred{partition_, ready.leader, ready.term});
+        it = transfers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  /// ReadIndex answers: a confirmed read waits until its index is applied (persistence of this
+  /// replica's own log does not matter to it).
+  void take_reads(std::vector<rf::ReadState>& reads) {
+    for (rf::ReadState& read : reads) {
+      const auto id = read_id(read.context);
+      if (!id) continue;
+      auto it = reads_asked_.find(*id);
+      if (it == reads_asked_.end()) continue;  // timed out meanwhile
+      if (read.rejected) {
+        std::move(it->second.token).respond(Err{not_leader()});
+      } else {
+        reads_ready_.emplace(read.index, std::move(it->second));
+      }
+      reads_asked_.erase(it);
+    }
+  }
+
+  void send(std::vector<rf::Message>& messages) {
+    for (rf::Message& m : messages) {
+      const rf::NodeId to = m.to;
+      const bool snapshot = m.type == rf::MessageType::InstallSnapshot;
+      // Never waits: a full forwarder drops the message, which Raft sends again.
+      auto sent = ctx_.try_send(to_wire(partition_, m));
+      if (!sent) node_->report_unreachable(to);
+      if (snapshot) node_->report_snapshot(to, static_cast<bool>(sent));
+    }
+  }
+
+  /// A snapshot from the leader, now durable as a file (and the old log dropped): the state
+  /// machine takes it.
+  void restore(const rf::Snapshot& snapshot) {
+    if (snapshot.meta.index <= applied_) return;  // older than what this replica has
+    machine_->restore(snapshot.data);
+    applied_ = snapshot.meta.index;
+    applied_term_ = snapshot.meta.term;
+    snapshot_ = snapshot;
+    // The proposals at or below it were applied elsewhere; their responses are not known here.
+    while (!pending_.empty() && pending_.begin()->first <= applied_) {
+      std::move(pending_.begin()->second.token)
+          .respond(Err{pr::RaftError{pr::RaftErrorKind::Dropped, partition_, node_->leader(),
+                                     "a snapshot replaced the log: the outcome is unknown here"}});
+      pending_.erase(pending_.begin());
+    }
+    log::info("partition {}: installed a snapshot at index {} term {}", partition_, applied_, applied_term_);
+  }
+
+  void apply(const std::vector<rf::Entry>& committed) {
+    for (const rf::Entry& entry : committed) {
+      if (entry.index <= applied_) continue;
+      pr::Bytes response;
+      if (entry.kind == rf::EntryKind::Normal && !entry.data.empty())
+        response = machine_->apply(entry.index, entry.data);
+      applied_ = entry.index;
+      applied_term_ = entry.term;
+      if (auto it = pending_.find(entry.index); it != pending_.end()) {
+        if (it->second.term == entry.term) {
+          std::move(it->second.token).respond(pr::Proposed{partition_, entry.index, entry.term, std::move(response)});
+        } else {
+          std::move(it->second.token)
+              .respond(Err{pr::RaftError{pr::RaftErrorKind::Dropped, partition_, node_->leader(),
+                                         fmt::format("a new leader replaced the entry at index {}", entry.index)}});
+        }
+        pending_.erase(it);
+      }
+      if (auto it = conf_changes_.find(entry.index); it != conf_changes_.end()) {
+        const bool same = it->second.term == entry.term && entry.kind == rf::EntryKind::ConfChange;
+        std::visit(
+            [&](auto& token) {
+              if (same) {
+                std::move(token).respond(pr::MembershipChanged{partition_, entry.index, to_wire(node_->conf())});
+              } else {
+                std::move(token).respond(Err{pr::RaftError{pr::RaftErrorKind::Dropped, partition_, node_->leader(),
+                                                           "a new leader replaced the change"}});
+              }
+            },
+            it->second.token);
+        conf_changes_.erase(it);
+      }
+    }
+  }
+
+  void serve_reads() {
+    while (!reads_ready_.empty() && reads_ready_.begin()->first <= applied_) {
+      PendingRead& read = reads_ready_.begin()->second;
+      std::move(read.token).respond(pr::ReadResult{partition_, applied_, machine_->query(read.query)});
+      reads_ready_.erase(reads_ready_.begin());
+    }
+  }
+
+  /// Every `snapshot_every` applied entries: the state machine to a file, then the Node may
+  /// drop its log up to it, and so may the WAL (a Checkpoint, not waited for: the snapshot is
+  /// durable, a failed checkpoint only keeps segments longer).
+  void maybe_snapshot() {
+    const std::uint64_t last = snapshot_ ? snapshot_->meta.index : 0;
+    if (applied_ < last + config_.snapshot_every) return;
+    rf::Snapshot snapshot;
+    snapshot.meta.index = applied_;
+    snapshot.meta.term = applied_term_;
+    snapshot.meta.conf = node_->conf();
+    snapshot.data = machine_->snapshot();
+    auto written = write_snapshot(dir_, to_wire(snapshot));
+    if (!written) throw std::runtime_error(fmt::format("partition {}: snapshot: {}", partition_, written.error()));
+    snapshot_ = std::move(snapshot);
+    node_->compact(applied_);
+    ctx_.attach(Stream::once(checkpoint(ctx_, partition_, applied_)));
+  }
+
+  static Task<CheckpointDone> checkpoint(PartitionContext ctx, std::uint64_t partition, std::uint64_t index) {
+    auto checkpointed = co_await ctx.request(pw::Checkpoint{partition, index});
+    co_return CheckpointDone{index, checkpointed && *checkpointed};
+  }
+
+  void on_checkpointed(const CheckpointDone& checkpointed) {
+    if (!checkpointed.ok) log::warn("partition {}: WAL checkpoint at {} failed", partition_, checkpointed.index);
+  }
+
+  // --- deadlines and shutdown ---------------------------------------------------------------
+
+  void expire(Clock::time_point now) {
+    const auto timeout = [&](std::string_view what) {
+      return pr::RaftError{pr::RaftErrorKind::Timeout, partition_, node_->leader(),
+                           fmt::format("{} unanswered after {} ms", what, config_.proposal_timeout.count())};
+    };
+    erase_expired(pending_, now, [&](Pending& p) { std::move(p.token).respond(Err{timeout("the proposal")}); });
+    erase_expired(conf_changes_, now, [&](PendingConf& c) {
+      std::visit([&](auto& token) { std::move(token).respond(Err{timeout("the membership change")}); }, c.token);
+    });
+    erase_expired(reads_asked_, now, [&](PendingRead& r) { std::move(r.token).respond(Err{timeout("the read")}); });
+    erase_expired(reads_ready_, now, [&](PendingRead& r) { std::move(r.token).respond(Err{timeout("the read")}); });
+    std::erase_if(transfers_, [&](PendingTransfer& transfer) {
+      if (transfer.deadline > now) return false;
+      std::move(transfer.token).respond(Err{timeout("the leadership transfer")});
+      return true;
+    });
+  }
+
+  /// Answers (`answer`) and removes the waiters of `map` whose deadline passed.
+  template <class Map, class Answer>
+  static void erase_expired(Map& map, Clock::time_point now, Answer answer) {
+    for (auto it = map.begin(); it != map.end();) {
+      if (it->second.deadline > now) {
+        ++it;
+        continue;
+      }
+      answer(it->second);
+      it = map.erase(it);
+    }
+  }
+
+  void fail_everything(pr::RaftErrorKind kind, const std::string& why) {
+    const pr::RaftError error{kind, partition_, 0, why};
+    for (auto& [index, p] : pending_) std::move(p.token).respond(Err{error});
+    for (auto& [index, c] : conf_changes_) {
+      std::visit([&](auto& token) { std::move(token).respond(Err{error}); }, c.token);
+    }
+    for (auto& [id, r] : reads_asked_) std::move(r.token).respond(Err{error});
+    for (auto& [index, r] : reads_ready_) std::move(r.token).respond(Err{error});
+    for (auto& t : transfers_) std::move(t.token).respond(Err{error});
+    pending_.clear();
+    conf_changes_.clear();
+    reads_asked_.clear();
+    reads_ready_.clear();
+    transfers_.clear();
+  }
+
+  PartitionContext ctx_;
+  StateMachineFactory factory_;
+  std::uint64_t partition_ = 0;
+  Config config_;
+  rf::NodeId node_id_ = 0;
+  std::string dir_;
+  std::unique_ptr<StateMachine> machine_;
+  std::unique_ptr<rf::Node> node_;  ///< set by recovery, before any handler runs
+  bool ready_ = false;
+  rf::Role role_ = rf::Role::Follower;
+
+  rf::HardState queued_;                  ///< the term and vote last queued for the WAL
+  std::deque<Job> jobs_;                  ///< Readies not finished, oldest first
+  std::size_t posted_ = 0;                ///< jobs_[0, posted_) are with the persister
+  bool persisting_ = false;               ///< a persister stream runs
+  std::optional<rf::Snapshot> snapshot_;  ///< the newest snapshot file's contents
+  rf::Index applied_ = 0;
+  rf::Term applied_term_ = 0;
+
+  std::map<rf::Index, Pending> pending_;  ///< proposals by the index their entry got
+  std::map<rf::Index, PendingConf> conf_changes_;
+  std::uint64_t next_read_ = 0;
+  std::map<std::uint64_t, PendingRead> reads_asked_;   ///< by read id, waiting for their index
+  std::multimap<rf::Index, PendingRead> reads_ready_;  ///< by read index, waiting for apply
+  std::vector<PendingTransfer> transfers_;
+};
+
+}  // namespace
+
+Task<> exec(PartitionContext ctx, StateMachineFactory state_machine) {
+  PartitionActor actor(ctx, std::move(state_machine));
+  co_await actor.run();
+}
+
+}  // namespace elfin::actors::partition::internal

@@ -1,0 +1,24 @@
+// The partition group's blueprint: one actor per partition, restarted after a failure (a WAL
+// error, a damaged snapshot) with backoff; a restarted actor recovers from disk again.
+#include <chrono>
+
+#include <elfin/actor_group.hpp>
+#include <elfin/actors/partition.hpp>
+#include <elfin/restart_policy.hpp>
+
+#include "actor.hpp"
+#include "router.hpp"
+
+namespace elfin::actors::partition {
+
+Blueprint blueprint(Options options) {
+  return ActorGroup()
+      .config<Config>()
+      .router(internal::router())
+      .restart_policy(RestartPolicy::on_failure(RestartParams{std::chrono::milliseconds{100}, std::chrono::seconds{5}}))
+      .exec([factory = std::move(options.state_machine)](internal::PartitionContext ctx) {
+        return internal::exec(ctx, factory);
+      });
+}
+
+}  // namespace elfin::actors::partition

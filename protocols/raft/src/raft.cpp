@@ -1,0 +1,73 @@
+#include <elfin/protocols/raft.hpp>
+
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::raft::RaftMessage);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::raft::Propose);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::raft::Read);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::raft::GetPartitionStatus);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::raft::AddReplica);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::raft::RemoveReplica);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::raft::TransferLeader);
+
+namespace elfin::protocols::raft {
+
+std::string_view to_string(RaftErrorKind kind) noexcept {
+  switch (kind) {
+    case RaftErrorKind::NotLeader:
+      return "NotLeader";
+    case RaftErrorKind::Dropped:
+      return "Dropped";
+    case RaftErrorKind::Timeout:
+      return "Timeout";
+    case RaftErrorKind::ShuttingDown:
+      return "ShuttingDown";
+    case RaftErrorKind::Unavailable:
+      return "Unavailable";
+    case RaftErrorKind::BadRequest:
+      return "BadRequest";
+    case RaftErrorKind::Other:
+      return "Other";
+  }
+  return "?";
+}
+
+std::string_view to_string(MessageType type) noexcept {
+  switch (type) {
+    case MessageType::PreVote:
+      return "PreVote";
+    case MessageType::PreVoteResponse:
+      return "PreVoteResponse";
+    case MessageType::Vote:
+      return "Vote";
+    case MessageType::VoteResponse:
+      return "VoteResponse";
+    case MessageType::Append:
+      return "Append";
+    case MessageType::AppendResponse:
+      return "AppendResponse";
+    case MessageType::Heartbeat:
+      return "Heartbeat";
+    case MessageType::HeartbeatResponse:
+      return "HeartbeatResponse";
+    case MessageType::InstallSnapshot:
+      return "InstallSnapshot";
+    case MessageType::TimeoutNow:
+      return "TimeoutNow";
+    case MessageType::ReadIndex:
+      return "ReadIndex";
+    case MessageType::ReadIndexResponse:
+      return "ReadIndexResponse";
+    case MessageType::Unknown:
+      return "Unknown";
+  }
+  return "?";
+}
+
+std::string to_string(const RaftError& error) {
+  std::string out = fmt::format("{} (partition {}", to_string(error.kind), error.partition);
+  if (error.kind == RaftErrorKind::NotLeader) out += fmt::format(", leader {}", error.leader_hint);
+  out += ")";
+  if (!error.detail.empty()) out += fmt::format(": {}", error.detail);
+  return out;
+}
+
+}  // namespace elfin::protocols::raft

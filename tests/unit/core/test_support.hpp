@@ -65,7 +65,6 @@ inline std::vector<std::string> sorted(std::vector<std::string> v) {
   return v;
 }
 
-
 /// Lines written by actors (from any thread), waited on by the test.
 class Journal {
  public:

@@ -92,7 +92,6 @@ bool connected(elfin::testing::Proxy& proxy, std::uint16_t peer) {
   return false;
 }
 
-
 /// One system's `elfin_network_*` series for one peer, as a scrape shows them.
 struct Traffic {
   double sent_messages = -1;  // -1: no such series

@@ -14,12 +14,14 @@
 #include <elfin/network/network.hpp>
 #include <elfin/testing/proxy.hpp>
 
+#include "../eventually.hpp"
 #include "../network/network_test_config.hpp"
 #include "../temp_dir.hpp"
 #include "fake_pods.hpp"
 
 using namespace std::chrono_literals;
 using elfin::network::test::network_config;
+using elfin::test::eventually;
 
 namespace {
 
@@ -27,17 +29,6 @@ std::string listen_address(elfin::testing::Proxy& proxy) {
   auto info = proxy.request_fallible(elfin::network::GetNetworkInfo{}, proxy.system().group_addr("system.network"));
   if (!info || info->listening.empty()) throw std::runtime_error("the node listens nowhere");
   return info->listening.front();
-}
-
-/// Polls `done` for up to 10 s (the nodes run in real time here).
-template <class Done>
-bool eventually(Done done) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(5ms);  // polling a condition on other threads, with a deadline
-  }
-  return done();
 }
 
 }  // namespace

@@ -27,23 +27,13 @@
 #include <elfin/protocols/sharding/pod_protocol.hpp>
 #include <elfin/testing/proxy.hpp>
 
+#include "../eventually.hpp"
 #include "../temp_dir.hpp"
 #include "carts.hpp"
 
 namespace elfin::test {
 
 using namespace std::chrono_literals;
-
-/// Polls `done` for up to 10 s (the system runs in real time on its own threads).
-template <class Done>
-bool eventually(Done done) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(2ms);  // polling a condition on other threads, with a deadline
-  }
-  return done();
-}
 
 /// One entity per owned shard; stops only when the test lets it (or at once when `prompt`).
 class FakeHost final : public actors::sharding::EntityHost {

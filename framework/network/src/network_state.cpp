@@ -140,6 +140,7 @@ Result<void, std::string> NetworkState::start(const Config& config) {
     io_.run();
   });
   std::vector<std::string> listening;
+  listening.reserve(listening_.size());
   for (const auto& address : listening_) listening.push_back("tcp://" + address);
   log(LogLevel::Info,
       fmt::format("node {} (launch {:016x}) listening on {}; dialing {}", node_no_, launch_id_,

@@ -57,7 +57,7 @@ namespace detail {
 template <class C, class F>
 Task<> run_entity(Context<C, std::string> ctx, std::shared_ptr<F> exec, std::shared_ptr<AssignmentCache> cache,
                   std::shared_ptr<EntityRegistry> registry, std::uint32_t shard) {
-  const std::string id = ctx.key();
+  const std::string& id = ctx.key();  // the cell's key, alive as long as this actor
   const std::uint64_t addr = ctx.addr().raw();
   if (!registry->add(id, shard, addr, OwnerToken{cache->self(), cache->held_epoch(shard).value_or(0)})) co_return;
   struct Listed {

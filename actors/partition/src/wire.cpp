@@ -9,67 +9,18 @@ namespace rf = elfin::raft;
 
 namespace {
 
-std::optional<pr::MessageType> wire_type(rf::MessageType type) {
-  switch (type) {
-    case rf::MessageType::PreVote:
-      return pr::MessageType::PreVote;
-    case rf::MessageType::PreVoteResponse:
-      return pr::MessageType::PreVoteResponse;
-    case rf::MessageType::Vote:
-      return pr::MessageType::Vote;
-    case rf::MessageType::VoteResponse:
-      return pr::MessageType::VoteResponse;
-    case rf::MessageType::Append:
-      return pr::MessageType::Append;
-    case rf::MessageType::AppendResponse:
-      return pr::MessageType::AppendResponse;
-    case rf::MessageType::Heartbeat:
-      return pr::MessageType::Heartbeat;
-    case rf::MessageType::HeartbeatResponse:
-      return pr::MessageType::HeartbeatResponse;
-    case rf::MessageType::InstallSnapshot:
-      return pr::MessageType::InstallSnapshot;
-    case rf::MessageType::TimeoutNow:
-      return pr::MessageType::TimeoutNow;
-    case rf::MessageType::ReadIndex:
-      return pr::MessageType::ReadIndex;
-    case rf::MessageType::ReadIndexResponse:
-      return pr::MessageType::ReadIndexResponse;
-    default:
-      return std::nullopt;
-  }
-}
+// The wire enum lists the library's message types in its order, then Unknown (what a newer peer
+// may send), so the conversion is a cast. The wire itself carries names (ELFIN_ENUM).
+static_assert(static_cast<int>(pr::MessageType::PreVote) == static_cast<int>(rf::MessageType::PreVote) &&
+              static_cast<int>(pr::MessageType::ReadIndexResponse) ==
+                  static_cast<int>(rf::MessageType::ReadIndexResponse) &&
+              static_cast<int>(pr::MessageType::Unknown) == static_cast<int>(rf::MessageType::ReadIndexResponse) + 1);
+
+pr::MessageType wire_type(rf::MessageType type) { return static_cast<pr::MessageType>(type); }
 
 std::optional<rf::MessageType> lib_type(pr::MessageType type) {
-  switch (type) {
-    case pr::MessageType::PreVote:
-      return rf::MessageType::PreVote;
-    case pr::MessageType::PreVoteResponse:
-      return rf::MessageType::PreVoteResponse;
-    case pr::MessageType::Vote:
-      return rf::MessageType::Vote;
-    case pr::MessageType::VoteResponse:
-      return rf::MessageType::VoteResponse;
-    case pr::MessageType::Append:
-      return rf::MessageType::Append;
-    case pr::MessageType::AppendResponse:
-      return rf::MessageType::AppendResponse;
-    case pr::MessageType::Heartbeat:
-      return rf::MessageType::Heartbeat;
-    case pr::MessageType::HeartbeatResponse:
-      return rf::MessageType::HeartbeatResponse;
-    case pr::MessageType::InstallSnapshot:
-      return rf::MessageType::InstallSnapshot;
-    case pr::MessageType::TimeoutNow:
-      return rf::MessageType::TimeoutNow;
-    case pr::MessageType::ReadIndex:
-      return rf::MessageType::ReadIndex;
-    case pr::MessageType::ReadIndexResponse:
-      return rf::MessageType::ReadIndexResponse;
-    case pr::MessageType::Unknown:
-      return std::nullopt;
-  }
-  return std::nullopt;
+  if (type == pr::MessageType::Unknown) return std::nullopt;
+  return static_cast<rf::MessageType>(type);
 }
 
 pr::Entry to_wire(const rf::Entry& e) {
@@ -113,7 +64,7 @@ rf::Snapshot from_wire(const pr::Snapshot& s) {
 pr::RaftMessage to_wire(pr::PartitionId partition, const rf::Message& m) {
   pr::RaftMessage out;
   out.partition = partition;
-  out.type = wire_type(m.type).value_or(pr::MessageType::Unknown);
+  out.type = wire_type(m.type);
   out.from = m.from;
   out.to = m.to;
   out.term = m.term;

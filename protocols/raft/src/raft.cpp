@@ -30,38 +30,6 @@ std::string_view to_string(RaftErrorKind kind) noexcept {
   return "?";
 }
 
-std::string_view to_string(MessageType type) noexcept {
-  switch (type) {
-    case MessageType::PreVote:
-      return "PreVote";
-    case MessageType::PreVoteResponse:
-      return "PreVoteResponse";
-    case MessageType::Vote:
-      return "Vote";
-    case MessageType::VoteResponse:
-      return "VoteResponse";
-    case MessageType::Append:
-      return "Append";
-    case MessageType::AppendResponse:
-      return "AppendResponse";
-    case MessageType::Heartbeat:
-      return "Heartbeat";
-    case MessageType::HeartbeatResponse:
-      return "HeartbeatResponse";
-    case MessageType::InstallSnapshot:
-      return "InstallSnapshot";
-    case MessageType::TimeoutNow:
-      return "TimeoutNow";
-    case MessageType::ReadIndex:
-      return "ReadIndex";
-    case MessageType::ReadIndexResponse:
-      return "ReadIndexResponse";
-    case MessageType::Unknown:
-      return "Unknown";
-  }
-  return "?";
-}
-
 std::string to_string(const RaftError& error) {
   std::string out = fmt::format("{} (partition {}", to_string(error.kind), error.partition);
   if (error.kind == RaftErrorKind::NotLeader) out += fmt::format(", leader {}", error.leader_hint);

@@ -249,7 +249,6 @@ struct TransferLeader {
 };
 
 [[nodiscard]] std::string_view to_string(RaftErrorKind kind) noexcept;
-[[nodiscard]] std::string_view to_string(MessageType type) noexcept;
 /// "NotLeader (partition 3, leader 2): <detail>".
 [[nodiscard]] std::string to_string(const RaftError& error);
 

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <elfin/dumper/dump_reader.hpp>
+#include <elfin/dumper/dump_sort.hpp>
 #include <elfin/dumper/dump_table.hpp>
+#include <elfin/duration.hpp>
 
 namespace elfin::dumper {
 
@@ -12,7 +14,7 @@ namespace {
 constexpr std::string_view kUsage = R"(usage: elfin dump [options] FILE...
 
 Reads dump files (NDJSON, one message per line), merges them, sorts by time and prints the records
-that match every given filter.
+that match every given filter. Files larger than memory are sorted within --memory.
 
 options:
   --trace ID          only this trace id (decimal, as in logs)
@@ -23,8 +25,12 @@ options:
   --direction in|out  only received (in) or sent (out) messages
   --json              print matching lines as NDJSON instead of a table (pipe to jq)
   --follow            keep reading one growing file (reopens it after rotation)
+  --memory SIZE       records held in memory while sorting (default 256MiB); more are sorted in
+                      runs written to unlinked files in $TMPDIR (default /tmp) and merged
   -h, --help          this text
 )";
+
+constexpr std::uint64_t kMinMemory = std::uint64_t{1} << 20;
 
 void write(std::FILE* stream, std::string_view text) { std::fwrite(text.data(), 1, text.size(), stream); }
 
@@ -54,7 +60,7 @@ Result<DumpCommand, DumpArgumentError> parse_dump_command(const std::vector<std:
     } else if (arg == "--follow" || arg == "-f") {
       command.follow = true;
     } else if (arg == "--trace" || arg == "--group" || arg == "--message" || arg == "--since" || arg == "--until" ||
-               arg == "--direction") {
+               arg == "--direction" || arg == "--memory") {
       auto v = take_value();
       if (!v) return Err{v.error()};
       auto& f = command.filter;
@@ -66,6 +72,13 @@ Result<DumpCommand, DumpArgumentError> parse_dump_command(const std::vector<std:
         auto id = parse_trace_id(*v);
         if (!id) return Err{DumpArgumentError(id.error().message(), std::string(arg))};
         f.trace_id = *id;
+      } else if (arg == "--memory") {
+        auto size = parse_size(*v);
+        if (!size) return Err{DumpArgumentError(fmt::format("--memory: {}", size.error().message()), std::string(arg))};
+        if (size->bytes < kMinMemory) {
+          return Err{DumpArgumentError(fmt::format("--memory: at least 1MiB, got {}", *v), std::string(arg))};
+        }
+        command.memory_budget = size->bytes;
       } else if (arg == "--direction") {
         auto d = parse_direction(*v);
         if (!d) return Err{DumpArgumentError(d.error().message(), std::string(arg))};
@@ -127,21 +140,29 @@ int run_dump_command(const DumpCommand& command, std::FILE* out, std::FILE* err,
     if (!result) write(err, fmt::format("error: {}\n", result.error()));
     return result ? 0 : 1;
   }
-  auto records = read_dumps(command.files, command.filter, stats, report);
-  if (!records) {
-    write(err, fmt::format("error: {}\n", records.error()));
+  auto table = DumpTable::headers_only();
+  SortOptions sorting;
+  sorting.memory_budget = command.memory_budget;
+  sorting.on_match = [&](const DumpRecord& record) { table.widen(record); };
+  auto sorted = sort_dumps(command.files, command.filter, stats, report, std::move(sorting));
+  if (!sorted) {
+    write(err, fmt::format("error: {}\n", sorted.error()));
     return 1;
   }
-  auto table = DumpTable::fit(*records);
   if (!command.json) table.append_header(text);
-  for (const auto& record : *records) {
+  auto printed = sorted->for_each([&](const DumpRecord& record) {
     command.json ? append_json_line(record, text) : table.append_row(record, text);
     if (text.size() > std::size_t{64} * 1024) {
       write(out, text);
       text.clear();
     }
-  }
+  });
   write(out, text);
+  if (!printed) {
+    summary();
+    write(err, fmt::format("error: {}\n", printed.error()));
+    return 1;
+  }
   summary();
   return 0;
 }

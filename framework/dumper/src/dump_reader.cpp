@@ -7,43 +7,19 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <limits>
 #include <system_error>
 #include <thread>
 #include <tuple>
 
-#include <fmt/format.h>
+#include <elfin/dumper/dump_sort.hpp>
+
+#include "dump_lines.hpp"
 
 namespace elfin::dumper {
 
-namespace {
-
-// Parses one line and applies the filter, keeping the counts.
-template <class OnRecord>
-void take_line(std::string_view line, const std::string& file, std::uint64_t line_no, const DumpFilter& filter,
-               ReadStats& stats, const OnMalformed& on_malformed, OnRecord&& on_record) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (line.find_first_not_of(" \t") == std::string_view::npos) return;  // blank lines are not records
-  ++stats.lines_read;
-  auto record = parse_dump_line(line);
-  if (!record) {
-    ++stats.malformed;
-    if (on_malformed) on_malformed(MalformedLine{file, line_no, record.error().message()});
-    return;
-  }
-  if (!filter.matches(*record)) return;
-  ++stats.matched;
-  on_record(std::move(*record));
-}
-
-DumpReadError os_error(DumpReadError::Kind kind, const std::string& file) {
-  const std::error_code code(errno, std::generic_category());
-  return DumpReadError(
-      kind, fmt::format("{}: cannot {}: {}", file, kind == DumpReadError::Open ? "open" : "read", code.message()), file,
-      code);
-}
-
-}  // namespace
+using detail::os_error;
+using detail::take_line;
 
 void sort_by_time(std::vector<DumpRecord>& records) {
   std::stable_sort(records.begin(), records.end(), [](const DumpRecord& a, const DumpRecord& b) {
@@ -54,19 +30,13 @@ void sort_by_time(std::vector<DumpRecord>& records) {
 Result<std::vector<DumpRecord>, DumpReadError> read_dumps(const std::vector<std::string>& files,
                                                           const DumpFilter& filter, ReadStats& stats,
                                                           const OnMalformed& on_malformed) {
+  SortOptions everything_in_memory;
+  everything_in_memory.memory_budget = std::numeric_limits<std::uint64_t>::max();
+  auto sorted = sort_dumps(files, filter, stats, on_malformed, std::move(everything_in_memory));
+  if (!sorted) return Err{sorted.error()};
   std::vector<DumpRecord> records;
-  for (const auto& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return Err{os_error(DumpReadError::Open, file)};
-    std::string line;
-    std::uint64_t line_no = 0;
-    while (std::getline(in, line)) {
-      take_line(line, file, ++line_no, filter, stats, on_malformed,
-                [&](DumpRecord&& record) { records.push_back(std::move(record)); });
-    }
-    if (in.bad()) return Err{os_error(DumpReadError::Read, file)};
-  }
-  sort_by_time(records);
+  auto all = sorted->for_each([&](const DumpRecord& record) { records.push_back(record); });
+  if (!all) return Err{all.error()};
   return records;
 }
 

@@ -53,21 +53,25 @@ void append_padded(std::string& out, std::string_view cell, std::size_t width) {
 DumpTable::DumpTable() : group_width_(20), trace_width_(19), kind_width_(8), message_width_(28) {}
 
 DumpTable DumpTable::fit(const std::vector<DumpRecord>& records) {
+  DumpTable table = headers_only();
+  for (const auto& r : records) table.widen(r);
+  return table;
+}
+
+DumpTable DumpTable::headers_only() {
   DumpTable table;
-  // At least as wide as the headers.
   table.group_width_ = std::string_view{"GROUP/KEY"}.size();
   table.trace_width_ = std::string_view{"TRACE"}.size();
   table.kind_width_ = std::string_view{"KIND"}.size();
   table.message_width_ = std::string_view{"MESSAGE"}.size();
-  for (const auto& r : records) {
-    table.group_width_ = std::max(table.group_width_, group_cell(r).size());
-    table.trace_width_ = std::max(table.trace_width_, fmt::formatted_size("{}", r.trace_id));
-    table.kind_width_ = std::max(table.kind_width_, kind_cell(r).size());
-    table.message_width_ = std::max(table.message_width_, message_cell(r).size());
-  }
-  table.group_width_ = std::min(table.group_width_, kMaxGroupWidth);
-  table.message_width_ = std::min(table.message_width_, kMaxMessageWidth);
   return table;
+}
+
+void DumpTable::widen(const DumpRecord& r) {
+  group_width_ = std::min(std::max(group_width_, group_cell(r).size()), kMaxGroupWidth);
+  trace_width_ = std::max(trace_width_, fmt::formatted_size("{}", r.trace_id));
+  kind_width_ = std::max(kind_width_, kind_cell(r).size());
+  message_width_ = std::min(std::max(message_width_, message_cell(r).size()), kMaxMessageWidth);
 }
 
 void DumpTable::append_header(std::string& out) const {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <elfin/dumper/dump_filter.hpp>
+#include <elfin/dumper/dump_sort.hpp>
 #include <elfin/result.hpp>
 
 namespace elfin::dumper {
@@ -29,6 +30,8 @@ struct DumpCommand {
   bool json = false;
   bool follow = false;
   bool help = false;
+  /// Bytes of records held in memory while sorting (`--memory`); see elfin/dumper/dump_sort.hpp.
+  std::uint64_t memory_budget = SortOptions{}.memory_budget;
 };
 
 /// Parses the arguments after `dump`; `now_ns` anchors relative times ("--since -10m").

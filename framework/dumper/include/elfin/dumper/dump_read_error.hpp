@@ -1,4 +1,5 @@
-// DumpReadError: a dump file that could not be opened or read, or a line that is not a dump record.
+// DumpReadError: a dump file that could not be opened or read, a line that is not a dump record, or
+// a temporary file of a sort that failed.
 //
 // `message()` is the text `elfin dump` prints ("dumps.jsonl: cannot open: No such file or
 // directory"); `kind()`, `file()` and `code()` say the same to a program (e.g. to wait for a file
@@ -25,6 +26,7 @@ class DumpReadError {
     Open,       ///< the file could not be opened (code() says why)
     Read,       ///< reading it failed (code() says why)
     Malformed,  ///< a line that is not a dump record (parse_dump_line)
+    TempFile,   ///< sorting could not create, write or read back a temporary file (code() says why)
   };
 
   DumpReadError(Kind kind, std::string message, std::string file = {}, std::error_code code = {})

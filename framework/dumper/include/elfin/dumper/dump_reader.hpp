@@ -36,8 +36,9 @@ struct MalformedLine {
 
 using OnMalformed = std::function<void(const MalformedLine&)>;
 
-/// Reads every file, keeps the records `filter` matches, sorted by time. Fails only when a file
-/// cannot be opened (the error names it).
+/// Reads every file, keeps the records `filter` matches, sorted by time, all in memory (files
+/// larger than memory: elfin/dumper/dump_sort.hpp). Fails only when a file cannot be opened or
+/// read (the error names it).
 [[nodiscard]] Result<std::vector<DumpRecord>, DumpReadError> read_dumps(const std::vector<std::string>& files,
                                                                         const DumpFilter& filter, ReadStats& stats,
                                                                         const OnMalformed& on_malformed);

@@ -7,8 +7,11 @@
 //   * every relative link and image in every page resolves, and a `page.md#anchor` anchor
 //     matches one of the ids mdBook gives the headings of `page.md`;
 //   * no page under src/ is missing from SUMMARY.md (mdBook would silently leave it out);
+//   * every `{{#include path}}` / `{{#include path:anchor}}` names a file that exists and, for an
+//     anchor, has its `ANCHOR: anchor` and `ANCHOR_END: anchor` lines (mdBook's include syntax);
 //   * every ```cpp block whose info string doesn't say `ignore` is a complete translation unit
-//     that compiles with the flags a consumer of the library gets.
+//     that compiles with the flags a consumer of the library gets. A block that includes a file
+//     is not compiled here: the file is a source the build compiles (and its tests run).
 //
 // It reads the CommonMark subset the guide uses line by line; it is not a Markdown parser.
 // Indented (4-space) code blocks, links in raw HTML and link destinations that span lines are
@@ -130,8 +133,16 @@ struct CodeBlock {
   std::string body;
 };
 
+// `{{#include path}}`, `{{#include path:anchor}}` or `{{#include path:from:to}}` (line numbers).
+struct Include {
+  int line = 0;
+  std::string path;
+  std::string anchor;  // empty, or a name (not line numbers)
+};
+
 struct Page {
   std::vector<Link> links;
+  std::vector<Include> includes;
   std::set<std::string> anchors;
   std::vector<CodeBlock> code_blocks;
   int unclosed_fence_line = 0;
@@ -392,6 +403,22 @@ std::string heading_id(std::string_view text) {
   return normalize_id(rendered_text(text));
 }
 
+void include_directives(std::string_view line, int number, std::vector<Include>& includes) {
+  constexpr std::string_view kOpen = "{{#include ";
+  for (auto at = line.find(kOpen); at != npos; at = line.find(kOpen, at + 1)) {
+    const auto close = line.find("}}", at);
+    if (close == npos) return;
+    const auto argument = trim(line.substr(at + kOpen.size(), close - at - kOpen.size()));
+    Include include{number, std::string(argument), {}};
+    if (const auto colon = argument.find(':'); colon != npos) {
+      include.path = argument.substr(0, colon);
+      const auto rest = argument.substr(colon + 1);
+      if (!rest.empty() && rest.find_first_not_of("0123456789:") != npos) include.anchor = rest;
+    }
+    includes.push_back(std::move(include));
+  }
+}
+
 Page scan_page(const std::vector<std::string>& lines) {
   Page page;
   std::optional<Fence> fence;
@@ -412,6 +439,7 @@ Page scan_page(const std::vector<std::string>& lines) {
     const int number = static_cast<int>(index) + 1;
     std::string text;
     std::swap(text, previous_text);
+    include_directives(line, number, page.includes);
 
     if (fence) {
       if (closes(*fence, line)) {
@@ -630,9 +658,30 @@ class BookChecker {
     for (const auto& link : page.links) check_link(path, link);
     if (page.unclosed_fence_line != 0)
       report(path, page.unclosed_fence_line, "code block is never closed, so the rest of the page renders as code");
+    for (const auto& include : page.includes) check_include(path, include);
     int number = 0;
     for (const auto& block : page.code_blocks)
-      if (is_compiled_cpp(block.info)) add_snippet(path, block, ++number);
+      if (is_compiled_cpp(block.info) && block.body.find("{{#include ") == npos) add_snippet(path, block, ++number);
+  }
+
+  void check_include(const fs::path& page, const Include& include) {
+    const auto file = (page.parent_path() / include.path).lexically_normal();
+    if (!fs::is_regular_file(file)) {
+      report(page, include.line, "included file " + include.path + " does not exist");
+      return;
+    }
+    if (include.anchor.empty()) return;
+    bool begins = false;
+    bool ends = false;
+    for (const auto& line : read_lines(file)) {
+      const auto at = line.find("ANCHOR");
+      if (at == npos) continue;
+      const std::string_view rest = std::string_view(line).substr(at);
+      begins = begins || trim(rest) == "ANCHOR: " + include.anchor;
+      ends = ends || trim(rest) == "ANCHOR_END: " + include.anchor;
+    }
+    if (!begins || !ends)
+      report(page, include.line, "included file " + include.path + " has no anchor '" + include.anchor + "'");
   }
 
   void check_link(const fs::path& page, const Link& link) {

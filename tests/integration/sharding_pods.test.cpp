@@ -73,6 +73,7 @@ struct PodExtras {
   std::string config;                ///< appended to its config
   std::string topology;              ///< appended to its topology
   std::string name = "pod";          ///< its files' prefix
+  std::string version = "1.0.0";     ///< the software version its pod registers with
 };
 
 /// A pod node (`elfin run`): `system.network`, `sharding.pod` routed to the manager node, and `extras`.
@@ -92,8 +93,9 @@ address = "127.0.0.1:{}"
 shard_function = "jump-xxh64/1:{}"
 retry_interval = "100ms"
 refresh_interval = "200ms"
+version = "{}"
 {})",
-                                     port, dial, port, kShards, extras.config));
+                                     port, dial, port, kShards, extras.version, extras.config));
   const auto topology =
       dir.write(fmt::format("{}{}.toml", extras.name, no), fmt::format(R"([node]
 no = {}
@@ -194,8 +196,10 @@ constexpr int kEntities = 48;
 
 /// A pod node of the test node binary: its sharding actor, the counters, their front and a
 /// traffic client. `ports` are every pod's listen port (they connect to one another).
-Process start_loaded_pod(TempDir& dir, int no, std::uint16_t manager_port, const std::vector<std::uint16_t>& ports) {
+Process start_loaded_pod(TempDir& dir, int no, std::uint16_t manager_port, const std::vector<std::uint16_t>& ports,
+                         const std::string& version = "1.0.0") {
   PodExtras extras;
+  extras.version = version;
   extras.binary = ELFIN_SHARDING_TEST_NODE;
   extras.port = ports[static_cast<std::size_t>(no - 1)];
   for (auto other : ports) {
@@ -341,4 +345,98 @@ TEST_CASE(
   auto manager =
       start_manager(dir, fmt::format("storage.kind = \"redis\"\nstorage.redis = \"127.0.0.1:{}\"", redis.port()));
   kill_a_pod_under_load(dir, manager);
+}
+
+namespace {
+
+/// Moves the manager logged in rounds after `since` ("round N (...): M moves over P pods").
+int moves_logged(const Process& manager, elfin::test::OutputMark since) {
+  static const std::regex line("round [0-9]+ \\([a-z]+\\): ([0-9]+) moves");
+  const std::string text = manager.output(since);
+  int moves = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), line); it != std::sregex_iterator(); ++it) {
+    moves += std::stoi((*it)[1].str());
+  }
+  return moves;
+}
+
+void require_no_two_owners(TempDir& dir) {
+  CHECK_FALSE(std::filesystem::exists(dir.file("owners/violations")));
+  if (std::filesystem::exists(dir.file("owners/violations")))
+    FAIL(elfin::test::read_file(dir.file("owners/violations")));
+}
+
+}  // namespace
+
+TEST_CASE("sharding pods: with the manager killed, the pods keep serving from their maps", "[integration]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("owners"));
+  auto manager = start_manager(dir);
+  const std::vector<std::uint16_t> ports{elfin::test::free_tcp_port(), elfin::test::free_tcp_port()};
+  auto pod1 = start_loaded_pod(dir, 1, manager.port, ports);
+  auto pod2 = start_loaded_pod(dir, 2, manager.port, ports);
+  REQUIRE(map_becomes(dir, manager.port, 2, kShards / 2));
+  for (auto* pod : {&pod1, &pod2}) REQUIRE(clean_sweep_after(*pod, pod->mark()));
+
+  REQUIRE(manager.process.kill());
+  REQUIRE(manager.process.wait_exit(kTimeout));
+  // Every entity still answers, on both pods, in sweeps that started after the manager died:
+  // the pods route by the maps they hold, and entities move nowhere without a manager.
+  for (auto* pod : {&pod1, &pod2}) {
+    INFO(pod->output());
+    const auto after_kill = pod->mark();
+    CHECK(clean_sweep_after(*pod, after_kill));
+    CHECK(clean_sweep_after(*pod, pod->mark()));
+  }
+  require_no_two_owners(dir);
+}
+
+TEST_CASE(
+    "sharding pods: a rolling update from v1 to v2 under load gives no shard to v1 once v2 is there and "
+    "moves each shard once per replaced pod",
+    "[integration]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("owners"));
+  auto manager = start_manager(dir);
+  const std::vector<std::uint16_t> ports{elfin::test::free_tcp_port(), elfin::test::free_tcp_port(),
+                                         elfin::test::free_tcp_port(), elfin::test::free_tcp_port()};
+  auto pod1 = start_loaded_pod(dir, 1, manager.port, ports, "1.0.0");
+  auto pod2 = start_loaded_pod(dir, 2, manager.port, ports, "1.0.0");
+  REQUIRE(map_becomes(dir, manager.port, 2, kShards / 2));
+  for (auto* pod : {&pod1, &pod2}) REQUIRE(clean_sweep_after(*pod, pod->mark()));
+
+  // v2 pod 3 joins; then v1 pod 1 stops: its shards go to pod 3 only (v1 pod 2 gets none).
+  const auto update = manager.process.mark();
+  auto pod3 = start_loaded_pod(dir, 3, manager.port, ports, "2.0.0");
+  REQUIRE(manager.process.wait_for_output("registered (v2.0.0)", kTimeout, update));
+  REQUIRE(pod1.signal(SIGTERM));
+  REQUIRE(pod1.wait_exit(kTimeout));
+  {
+    INFO(manager.process.output(update));
+    CHECK(map_becomes(dir, manager.port, 2, kShards / 2));  // pod 2 (v1) and pod 3 (v2), 12 each
+  }
+
+  // v2 pod 4 joins; then v1 pod 2 stops: its shards go to the v2 pods.
+  auto pod4 = start_loaded_pod(dir, 4, manager.port, ports, "2.0.0");
+  REQUIRE(manager.process.wait_for_output(
+      std::regex("registered \\(v2\\.0\\.0\\)[^\\n]*\\n(.|\\n)*registered \\(v2\\.0\\.0\\)"), kTimeout, update));
+  REQUIRE(pod2.signal(SIGTERM));
+  REQUIRE(pod2.wait_exit(kTimeout));
+  {
+    INFO(manager.process.output(update));
+    CHECK(map_becomes(dir, manager.port, 2, kShards / 2));  // pods 3 and 4, 12 each
+    // Each shard moved once: 12 when pod 1 left, 12 when pod 2 left, none to a v1 pod between.
+    CHECK(moves_logged(manager.process, update) == kShards);
+    // Both left gracefully: they unregistered rather than being found dead.
+    const std::string log = manager.process.output(update);
+    std::size_t unregistered = 0;
+    for (auto at = log.find(" unregistered"); at != std::string::npos; at = log.find(" unregistered", at + 1))
+      ++unregistered;
+    CHECK(unregistered == 2);
+  }
+  for (auto* pod : {&pod3, &pod4}) {
+    INFO(pod->output());
+    CHECK(clean_sweep_after(*pod, pod->mark()));
+  }
+  require_no_two_owners(dir);
 }

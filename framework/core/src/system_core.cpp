@@ -314,7 +314,7 @@ bool SystemCore::join_for(std::chrono::milliseconds timeout) {
 std::vector<GroupRuntime*> SystemCore::phase_groups(bool system_phase) const {
   std::vector<GroupRuntime*> phase;
   for (const auto& g : groups_) {
-    if (g->is_system_group() == system_phase && !g->traits().external) phase.push_back(g.get());
+    if (g->stops_in_system_phase() == system_phase && !g->traits().external) phase.push_back(g.get());
   }
   return phase;
 }

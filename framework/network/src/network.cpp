@@ -294,6 +294,9 @@ Blueprint remote_group(RemoteGroupOptions options) {
     }};
     return ActorGroup()
         .router(std::move(router))
+        // User groups send through it while they stop (a pod unregistering, a last flush to a
+        // peer): it stops with system.network, after them.
+        .stop_with_system_groups()
         // Room for a window's worth: the sender and the forwarder hand over in batches instead of
         // waking each other per message. Still bounded (system.mailbox.capacity overrides it).
         .mailbox_capacity(kForwarderMailboxCapacity)

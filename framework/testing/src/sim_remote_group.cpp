@@ -73,6 +73,7 @@ Blueprint sim_remote_group(SimRemoteGroupOptions options) {
     }};
     return ActorGroup()
         .router(std::move(router))
+        .stop_with_system_groups()  // as network::remote_group: user groups send through it while they stop
         .exec([link, remote_name](ForwarderContext ctx) {
           if (ctx.key() == link->node_no) return forward_local(ctx, remote_name);
           return forward(ctx, link, remote_name);

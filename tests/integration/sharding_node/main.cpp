@@ -4,7 +4,7 @@
 //
 //   sharding.pod         the pod's sharding actor, sharing its cache with the groups below
 //   test.counter_entities  the entity group: one counter per entity id, on the pod owning its shard
-//   test.counters        the front: a remote group over the pod nodes (1, 2, 3) whose node
+//   test.counters        the front: a remote group over the pod nodes (1 to 4) whose node
 //                        selector is owner_node, so a counter's messages go to its owner's node
 //   test.traffic         a client that asks every counter in turn, forever, through
 //                        request_entity, and prints how a sweep went ("traffic: sweep N: K ok,
@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
       "one counter per entity id, on the pod owning its shard");
 
   elfin::network::RemoteGroupOptions front;
-  front.nodes = {1, 2, 3};
+  front.nodes = {1, 2, 3, 4};
   front.remote_name = "test.counter_entities";
   front.pick = sharding::owner_node(cache, kShardFunction, counter_id);
   std::ignore = registry.add("test.counters", elfin::network::remote_group(std::move(front)),

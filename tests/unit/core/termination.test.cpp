@@ -52,6 +52,31 @@ Task<> keeper(Context<> ctx) {
   journal().add("keeper: end");
 }
 
+struct Leave {
+  ELFIN_MESSAGE(test_termination, Leave);
+};
+
+/// On a polite Terminate, waits a (virtual) second, so every group terminated with it has handled
+/// its Terminate, then asks the relay to echo a goodbye and closes its mailbox.
+Task<> leaver(Context<> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    if (envelope->is<Terminate>()) ctx.attach(Delay(1s, Leave{}));
+    if (!envelope->is<Leave>()) continue;
+    auto answer = co_await ctx.request(Echo{"goodbye"});
+    journal().add(answer ? "leaver: " + *answer : "leaver: " + name_of(answer.error()));
+    ctx.close();
+  }
+  journal().add("leaver: end");
+}
+
+/// Echoes texts.
+Task<> relay(Context<> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    if (envelope->is<Echo>()) ctx.respond(envelope->take_token<Echo>(), envelope->get<Echo>()->text);
+  }
+  journal().add("relay: end");
+}
+
 /// Fails on Boom.
 Task<> fragile(Context<> ctx) {
   while (auto envelope = co_await ctx.recv()) {
@@ -153,6 +178,31 @@ TEST_CASE("termination gives up on an actor stuck past Terminate::closing() afte
   REQUIRE(journal().wait_for_line("stuck: end"));
   CHECK(system.join_for(kDeadline));
   CHECK(journal().lines() == Lines{"stuck: waiting for the keeper", "keeper: end", "stuck: Ignored", "stuck: end"});
+}
+
+TEST_CASE("a group built with stop_with_system_groups() stops after the user groups, which reach it while they stop",
+          "[core][termination]") {
+  for (bool with_system : {true, false}) {
+    journal().clear();
+    Topology topology;
+    auto l = topology.local("leaver");
+    auto r = topology.local("relay");
+    l.route_to(r, filters::messages<Echo>());
+    l.mount(ActorGroup().termination_policy(TerminationPolicy::manually()).exec(leaver));
+    r.mount(with_system ? ActorGroup().stop_with_system_groups().exec(relay) : ActorGroup().exec(relay));
+    auto system = start_or_fail(std::move(topology), virtual_options());
+    REQUIRE(eventually([&] { return system.active_actors() == 2; }));
+    system.terminate("bye");
+    REQUIRE(system.advance_time(1s));
+    CHECK(system.join_for(kDeadline));
+    INFO("stop_with_system_groups: " << with_system);
+    if (with_system) {
+      CHECK(journal().lines() == Lines{"leaver: goodbye", "leaver: end", "relay: end"});
+    } else {
+      // Terminated together, the relay's mailbox closed at once: the leaver's request fails.
+      CHECK(journal().lines() == Lines{"relay: end", "leaver: Failed", "leaver: end"});
+    }
+  }
 }
 
 TEST_CASE("termination abandons actors waiting for a restart; requests queued for them fail", "[core][termination]") {

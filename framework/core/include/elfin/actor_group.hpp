@@ -83,6 +83,14 @@ class ActorGroup {
     copy.traits_.termination = policy;
     return copy;
   }
+  /// Terminates the group with the `system.*` groups, after every user group has ended, instead of
+  /// with the user groups: for groups that user groups still need while they stop, such as the
+  /// forwarders of a remote group (a stopping actor's last requests go through them).
+  [[nodiscard]] ActorGroup stop_with_system_groups() const {
+    ActorGroup copy = *this;
+    copy.traits_.stops_with_system = true;
+    return copy;
+  }
   /// Mailbox capacity of the group's actors unless `system.mailbox.capacity` says otherwise.
   [[nodiscard]] ActorGroup mailbox_capacity(std::size_t capacity) const {
     ActorGroup copy = *this;

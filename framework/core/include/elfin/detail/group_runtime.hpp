@@ -57,6 +57,7 @@ struct GroupTraits {
   RestartPolicy restart = RestartPolicy::never();  ///< the blueprint's default
   std::size_t mailbox_capacity = 0;                ///< 0: the system default (100)
   bool external = false;                           ///< actors are test proxies, not coroutines
+  bool stops_with_system = false;                  ///< terminated in the system phase (see ActorGroup)
 };
 
 class GroupRuntime {
@@ -71,8 +72,9 @@ class GroupRuntime {
   [[nodiscard]] std::uint8_t group_no() const { return group_no_; }
   [[nodiscard]] SystemCore& system() const { return *system_; }
   [[nodiscard]] const GroupTraits& traits() const { return traits_; }
-  /// `system.*` groups stop after user groups.
   [[nodiscard]] bool is_system_group() const { return name_.starts_with("system."); }
+  /// `system.*` groups, and groups built with `stop_with_system_groups()`, stop after user groups.
+  [[nodiscard]] bool stops_in_system_phase() const { return is_system_group() || traits_.stops_with_system; }
   [[nodiscard]] bool is_entrypoint() const { return entrypoint_; }
 
   /// Inner-group routing: appends the actors that should get `envelope`, spawning as the router's

@@ -76,7 +76,7 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   // send), but its type stays out of the public headers: its room is reserved here and checked
   // against Mailbox's size and alignment where it is built (actor_cell.cpp).
   static constexpr std::size_t kMailboxSize = 128;
-  static constexpr std::size_t kMailboxAlign = 8;
+  static constexpr std::size_t kMailboxAlign = 64;
 
   ActorCell(GroupRuntime& group, bool external);
   ActorCell(const ActorCell&) = delete;

@@ -49,6 +49,7 @@
 #include <elfin/detail/key_text.hpp>
 #include <elfin/detail/pop_result.hpp>
 #include <elfin/detail/restart_backoff.hpp>
+#include <elfin/detail/route_cache.hpp>
 #include <elfin/detail/source.hpp>
 #include <elfin/detail/spin_lock.hpp>
 #include <elfin/errors.hpp>
@@ -167,6 +168,7 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   Task<> task_;
   std::string failure_;       ///< set when exec reports an error result
   ActorTelemetry telemetry_;  ///< only the thread running the actor touches it
+  RouteCache route_cache_;    ///< the target of its last unicast; only the thread running the actor
 
  private:
   GroupRuntime* group_;

@@ -31,7 +31,9 @@ namespace elfin::detail {
 // Every successful reservation is one step of state_'s modification order that leaves count <=
 // capacity, so at no moment are more than `capacity` messages queued or in flight, however many
 // producers race (the check and the increment are one atomic step). Unbounded pushes (the runtime's
-// own messages, `unbounded_send`) take the same CAS without the capacity check and may exceed it.
+// own messages, `unbounded_send`) take the same CAS without the capacity check and may exceed it,
+// as may what was queued before `set_capacity` lowered it; bounded pushes then wait until the
+// count is below the capacity again.
 //
 // Waiting senders (no lost wakeup). A bounded push that finds the mailbox full, with a waiter:
 // under waiters_mu_ it registers the waiter, stores has_waiters_ = true (seq_cst) and re-reads

@@ -3,7 +3,25 @@
 //   ping_pong         two actors bounce one Ball; ops = round trips
 //   request_response  strictly sequential `co_await ctx.request(Inc{x})`; ops = requests
 //   throughput_1to1   1 producer → 1 consumer with `co_await ctx.send(Item)`; ops = messages
-//   throughput_2to1   2 producers → 1 consumer, the same; ops = messages
+//   throughput_Nto1   N producers (N = 2, 4, 8, 64) → 1 consumer, the same; ops = messages (the
+//                     total is the same for every N, split evenly among the producers)
+//   latency_ping_pong ping_pong with every round trip timed (steady_clock before the send and after
+//                     the answer came back): p50/p99 of the round trip
+//   latency_8to1      throughput_8to1 with every message carrying its send time (steady_clock, ns,
+//                     read just before `co_await ctx.send`); the consumer records now − send time
+//                     on receipt. The producers flood, so this is the latency of a saturated
+//                     stream: it includes waiting behind the bounded mailbox's backlog (≤ 100
+//                     messages). Both latency cases record into a log-linear histogram (32 buckets
+//                     per power of two, ≤ 3% error) and print the median over the reps of each
+//                     run's p50 and p99; elfin only
+//   injection_queue   the scheduler's global queue (actors woken from outside the workers) alone:
+//                     2 threads push 2 M pointers, 2 threads pop them; the queue as it is (std::mutex +
+//                     RingBuffer, an atomic length read before locking, as Scheduler::pop_global)
+//                     next to moodycamel::ConcurrentQueue (peer column `moodycamel`); ops = items
+//   handoff_queue     the same with one pushing and one popping thread (a hand-off to an I/O thread)
+//   flood_rss         peak RSS (getrusage ru_maxrss, KiB) of a child process that runs one 64→1
+//                     flood of 6.4 M messages, elfin's and (in another child) CAF's, next to the
+//                     child's RSS just before the flood; ops = messages
 //   routed_send       throughput_1to1 with `ctx.send` (inter-group route + the consumer group's router)
 //   direct_send       throughput_1to1 with `ctx.send_to(consumer's address)` (no routing at all)
 //   dump_write        the dumper's writer thread alone: recorded dumps of Item → dump-file lines in
@@ -27,21 +45,30 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include <concurrentqueue/concurrentqueue.h>
 #include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <elfin/detail/telemetry_clock.hpp>
 #include <elfin/dumper/dump_file_writer.hpp>
 #include <elfin/dumper/dumper.hpp>
 #include <elfin/elfin.hpp>
 #include <elfin/internal/dump_storage.hpp>
+#include <elfin/internal/ring_buffer.hpp>
 #include <elfin/telemeter/telemeter.hpp>
 
 #include "bench_common.hpp"
@@ -92,13 +119,74 @@ struct Start {
   std::uint32_t producers = 0;
   std::uint64_t messages = 0;
   std::uint64_t consumer = 0;
-  ELFIN_MESSAGE(bench_messaging, Start, producers, messages, consumer);
+  bool stamped = false;  ///< send StampedItem instead of Item
+  ELFIN_MESSAGE(bench_messaging, Start, producers, messages, consumer, stamped);
+};
+/// Item with the time it was sent (steady_clock, ns), for latency_8to1.
+struct StampedItem {
+  std::uint64_t value = 0;
+  std::int64_t sent_ns = 0;
+  ELFIN_MESSAGE(bench_messaging, StampedItem, value, sent_ns);
 };
 struct Done {
   std::uint64_t count = 0;
   std::uint64_t sum = 0;
   ELFIN_MESSAGE(bench_messaging, Done, count, sum);
 };
+
+// --- latency histogram --------------------------------------------------------------------------
+// Log-linear: values below 64 ns exactly, then 32 buckets per power of two (a bucket is at most
+// 1/32 of its values wide). One writer (the timing actor); read by main after the driver's report.
+
+class LatencyHistogram {
+ public:
+  void record(std::int64_t ns) {
+    const auto v = static_cast<std::uint64_t>(std::max<std::int64_t>(ns, 0));
+    ++counts_[index(v)];
+    ++total_;
+  }
+  [[nodiscard]] std::uint64_t total() const { return total_; }
+  /// The lower bound of the bucket holding the q-quantile (0 < q < 1).
+  [[nodiscard]] std::uint64_t quantile(double q) const {
+    const auto rank = static_cast<std::uint64_t>(q * static_cast<double>(total_));
+    std::uint64_t seen = 0;
+    for (std::size_t i = 0; i < counts_.size(); ++i) {
+      seen += counts_[i];
+      if (seen > rank) return lower_bound(i);
+    }
+    return 0;
+  }
+  void clear() {
+    counts_.fill(0);
+    total_ = 0;
+  }
+
+ private:
+  static constexpr unsigned kSubBits = 5;  // 32 buckets per octave
+  static constexpr std::size_t kLinear = 64;
+  static std::size_t index(std::uint64_t v) {
+    if (v < kLinear) return v;
+    const unsigned msb = 63 - static_cast<unsigned>(__builtin_clzll(v));
+    const std::uint64_t sub = (v >> (msb - kSubBits)) & ((1u << kSubBits) - 1);
+    return kLinear + (msb - 6) * (1u << kSubBits) + sub;
+  }
+  static std::uint64_t lower_bound(std::size_t i) {
+    if (i < kLinear) return i;
+    const std::size_t k = i - kLinear;
+    const unsigned msb = static_cast<unsigned>(k >> kSubBits) + 6;
+    const std::uint64_t sub = k & ((1u << kSubBits) - 1);
+    return (std::uint64_t{1} << msb) + (sub << (msb - kSubBits));
+  }
+  std::array<std::uint64_t, kLinear + (64 - 6) * (1u << kSubBits)> counts_{};
+  std::uint64_t total_ = 0;
+};
+
+/// Where the latency cases record (set by the case while its system runs, else null).
+LatencyHistogram* g_latency = nullptr;
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
 
 // Waits for the next `M`, skipping anything else (the start-up ConfigUpdated); nullopt if closed.
 // A nested Task costs one frame allocation per call, so it is only used off the hot path.
@@ -124,12 +212,14 @@ Task<> idle_until_closed(Ctx ctx) {
 struct PingConfig {
   std::uint64_t round_trips = 0;
   bool routed = false;  ///< route every ball (`ctx.send`) instead of sending to pong's address
-  ELFIN_CONFIG(round_trips, routed);
+  bool timed = false;   ///< record every round trip into g_latency
+  ELFIN_CONFIG(round_trips, routed, timed);
 };
 
 Task<> ping_exec(Context<PingConfig> ctx) {
   const std::uint64_t n = ctx.config().round_trips;
   const bool routed = ctx.config().routed;
+  LatencyHistogram* latency = ctx.config().timed ? g_latency : nullptr;
   // Untimed handshake: the first ball goes through routing (it finds or starts pong); the answer's
   // sender is pong's address, which every later ball is sent to (as CAF's ping holds pong's handle).
   if (auto sent = co_await ctx.send(Ball{0}); !sent)
@@ -141,6 +231,7 @@ Task<> ping_exec(Context<PingConfig> ctx) {
   const auto t0 = Clock::now();
   std::uint64_t completed = 0;
   while (completed < n) {
+    const std::int64_t sent_at = latency != nullptr ? now_ns() : 0;
     Result<void, SendError<Ball>> sent;
     if (routed) {
       sent = co_await ctx.send(Ball{completed});
@@ -158,6 +249,7 @@ Task<> ping_exec(Context<PingConfig> ctx) {
       co_return report_error(fmt::format("ping: ball {} came back as {}", completed, value));
     }
     completed = value;
+    if (latency != nullptr) latency->record(now_ns() - sent_at);
   }
   const auto t1 = Clock::now();
   report({elfin_bench::seconds_between(t0, t1), n});
@@ -175,15 +267,16 @@ Task<> pong_exec(Context<> ctx) {
   }
 }
 
-Figure elfin_ping_pong(std::uint64_t round_trips, bool routed, unsigned threads) {
+Figure elfin_ping_pong(std::uint64_t round_trips, bool routed, unsigned threads, bool timed = false) {
   Topology topology;
   auto ping = topology.local("ping");
   auto pong = topology.local("pong");
   ping.route_to(pong, filters::messages<Ball>());
   ping.mount(ActorGroup().config<PingConfig>().exec(ping_exec)).entrypoint();
   pong.mount(ActorGroup().exec(pong_exec));
-  return elfin_bench::run_elfin("ping_pong", std::move(topology),
-                                fmt::format("[ping]\nround_trips = {}\nrouted = {}\n", round_trips, routed), threads);
+  return elfin_bench::run_elfin(
+      "ping_pong", std::move(topology),
+      fmt::format("[ping]\nround_trips = {}\nrouted = {}\ntimed = {}\n", round_trips, routed, timed), threads);
 }
 
 // --- request_response -----------------------------------------------------------------------------
@@ -258,7 +351,8 @@ struct ThroughputConfig {
   std::uint64_t messages = 0;  ///< per producer
   bool direct = false;         ///< producers `send_to(consumer's address)` instead of `send`
   bool flush_dumps = false;    ///< the timed part ends once the stream's dumps are in the file
-  ELFIN_CONFIG(producers, messages, direct, flush_dumps);
+  bool stamped = false;        ///< StampedItem: the consumer records each message's latency
+  ELFIN_CONFIG(producers, messages, direct, flush_dumps, stamped);
 };
 struct ConsumerConfig {
   std::uint64_t expected = 0;
@@ -277,7 +371,7 @@ Task<> throughput_driver_exec(Context<ThroughputConfig> ctx) {
   if (!consumer) co_return report_error(error_text("driver: WhoAreYou", consumer.error()));
 
   const auto t0 = Clock::now();
-  Start start{cfg.producers, cfg.messages, cfg.direct ? *consumer : 0};
+  Start start{cfg.producers, cfg.messages, cfg.direct ? *consumer : 0, cfg.stamped};
   if (auto sent = co_await ctx.send(start); !sent) co_return report_error(error_text("driver: Start", sent.error()));
   auto done = co_await recv_next<Done>(ctx);
   if (!done) co_return;
@@ -309,6 +403,21 @@ Task<> producer_exec(Context<NoConfig, std::uint32_t> ctx) {
         [&](const Start& s) { start = s; });
     if (!start) continue;
     const Addr consumer{start->consumer};
+    if (start->stamped) {
+      for (std::uint64_t i = 0; i < start->messages; ++i) {
+        Result<void, SendError<StampedItem>> sent;
+        if (consumer.is_null()) {
+          sent = co_await ctx.send(StampedItem{i, now_ns()});
+        } else {
+          sent = co_await ctx.send_to(consumer, StampedItem{i, now_ns()});
+        }
+        if (!sent) {
+          report_error(error_text("producer: send", sent.error()));
+          break;
+        }
+      }
+      continue;
+    }
     for (std::uint64_t i = 0; i < start->messages; ++i) {
       Result<void, SendError<Item>> sent;
       if (consumer.is_null()) {
@@ -330,6 +439,15 @@ Task<> consumer_exec(Context<ConsumerConfig> ctx) {
   std::uint64_t sum = 0;
   while (auto envelope = co_await ctx.recv()) {
     if (const Item* item = envelope->get<Item>()) {  // the hot path first
+      sum += item->value;
+      if (++count == expected) {
+        if (auto sent = co_await ctx.send(Done{count, sum}); !sent)
+          report_error(error_text("consumer: Done", sent.error()));
+      }
+      continue;
+    }
+    if (const StampedItem* item = envelope->get<StampedItem>()) {
+      if (g_latency != nullptr) g_latency->record(now_ns() - item->sent_ns);
       sum += item->value;
       if (++count == expected) {
         if (auto sent = co_await ctx.send(Done{count, sum}); !sent)
@@ -361,7 +479,7 @@ MapRouter<std::uint32_t> producer_router() {
 enum class Observe { Nothing, DumpAll, DumpLimited, Telemetry };
 
 Figure elfin_throughput(std::uint32_t producers, std::uint64_t messages, bool direct, unsigned threads,
-                        Observe observe = Observe::Nothing) {
+                        Observe observe = Observe::Nothing, bool stamped = false) {
   Topology topology;
   auto driver = topology.local("driver");
   auto producer_group = topology.local("producers");
@@ -369,14 +487,15 @@ Figure elfin_throughput(std::uint32_t producers, std::uint64_t messages, bool di
   driver.route_to(producer_group, filters::messages<Warm, Start>());
   driver.route_to(consumer, filters::messages<WhoAreYou>());
   const bool dumping = observe == Observe::DumpAll || observe == Observe::DumpLimited;
-  producer_group.route_to(consumer, filters::messages<Item>());
+  producer_group.route_to(consumer, filters::messages<Item, StampedItem>());
   consumer.route_to(driver, filters::messages<Done>());
   driver.mount(ActorGroup().config<ThroughputConfig>().exec(throughput_driver_exec)).entrypoint();
   producer_group.mount(ActorGroup().router(producer_router()).exec(producer_exec));
   consumer.mount(ActorGroup().config<ConsumerConfig>().exec(consumer_exec));
-  std::string config =
-      fmt::format("[driver]\nproducers = {}\nmessages = {}\ndirect = {}\nflush_dumps = {}\n[consumer]\nexpected = {}\n",
-                  producers, messages, direct, observe == Observe::DumpAll, std::uint64_t{producers} * messages);
+  std::string config = fmt::format(
+      "[driver]\nproducers = {}\nmessages = {}\ndirect = {}\nflush_dumps = {}\nstamped = {}\n"
+      "[consumer]\nexpected = {}\n",
+      producers, messages, direct, observe == Observe::DumpAll, stamped, std::uint64_t{producers} * messages);
   if (dumping) {
     auto dumpers = topology.local("system.dumpers");
     dumpers.mount(elfin::dumper::blueprint());
@@ -494,6 +613,230 @@ Figure dump_floor(std::uint64_t n) {
   return {elfin_bench::seconds_between(t0, t1), n};
 }
 
+// --- latency ------------------------------------------------------------------------------------
+// Runs `run` once to warm up, then opts.reps times, each into a fresh histogram; prints the median
+// (lower middle) of the runs' p50 and p99 and the range of the p99s.
+
+bool run_latency_case(std::string_view name, const Options& o, const std::function<Figure()>& run) {
+  try {
+    LatencyHistogram histogram;
+    auto once = [&] {
+      histogram.clear();
+      g_latency = &histogram;
+      const Figure f = run();
+      g_latency = nullptr;
+      return f;
+    };
+    if (o.warmup) std::ignore = once();
+    std::vector<std::uint64_t> p50s;
+    std::vector<std::uint64_t> p99s;
+    std::uint64_t samples = 0;
+    for (unsigned i = 0; i < o.reps; ++i) {
+      std::ignore = once();
+      p50s.push_back(histogram.quantile(0.50));
+      p99s.push_back(histogram.quantile(0.99));
+      samples = histogram.total();
+    }
+    std::sort(p50s.begin(), p50s.end());
+    std::sort(p99s.begin(), p99s.end());
+    const std::size_t mid = (p50s.size() - 1) / 2;
+    std::printf(
+        "bench=%.*s case=%.*s elfin_p50_ns=%llu elfin_p99_ns=%llu elfin_p99_range=%llu..%llu samples=%llu "
+        "reps=%u threads=%u\n",
+        static_cast<int>(kBench.size()), kBench.data(), static_cast<int>(name.size()), name.data(),
+        static_cast<unsigned long long>(p50s[mid]), static_cast<unsigned long long>(p99s[mid]),
+        static_cast<unsigned long long>(p99s.front()), static_cast<unsigned long long>(p99s.back()),
+        static_cast<unsigned long long>(samples), o.reps, o.threads);
+    std::fflush(stdout);
+    return true;
+  } catch (const std::exception& e) {
+    g_latency = nullptr;
+    std::printf("bench=%.*s case=%.*s error=\"%s\"\n", static_cast<int>(kBench.size()), kBench.data(),
+                static_cast<int>(name.size()), name.data(), e.what());
+    std::fflush(stdout);
+    return false;
+  }
+}
+
+// --- flood_rss -----------------------------------------------------------------------------------
+// One flood in a child process (fork), so its peak RSS is its own and not the benchmark's earlier
+// cases': the child reads its VmRSS, runs the flood once, reports VmRSS before and ru_maxrss
+// after through a pipe, and exits. Forked only between cases, when no system runs.
+
+struct RssFigure {
+  long before_kib = -1;
+  long peak_kib = -1;
+  double seconds = 0;
+};
+
+long vm_rss_kib() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::strncmp(line, "VmRSS:", 6) == 0) kib = std::strtol(line + 6, nullptr, 10);
+  }
+  std::fclose(f);
+  return kib;
+}
+
+RssFigure rss_of_child(const std::function<Figure()>& flood) {
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error("flood_rss: pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("flood_rss: fork failed");
+  if (pid == 0) {
+    close(fds[0]);
+    RssFigure r;
+    r.before_kib = vm_rss_kib();
+    try {
+      r.seconds = flood().seconds;
+    } catch (...) {
+      r.seconds = -1;
+    }
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    r.peak_kib = usage.ru_maxrss;
+    std::ignore = write(fds[1], &r, sizeof r);
+    _exit(0);
+  }
+  close(fds[1]);
+  RssFigure r;
+  const auto got = read(fds[0], &r, sizeof r);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (got != static_cast<ssize_t>(sizeof r) || r.seconds < 0) throw std::runtime_error("flood_rss: the child failed");
+  return r;
+}
+
+bool flood_rss_case(const Options& o) {
+  constexpr std::uint32_t kProducers = 64;
+  const std::uint64_t per_producer = o.quick ? 10'000 : 100'000;
+  const std::uint64_t total = kProducers * per_producer;
+  try {
+    const RssFigure ours = rss_of_child([&] { return elfin_throughput(kProducers, per_producer, false, o.threads); });
+    std::string line =
+        fmt::format("bench={} case=flood_rss elfin_peak_rss_kib={} elfin_rss_before_kib={} elfin_ops_per_s={:.0f}",
+                    kBench, ours.peak_kib, ours.before_kib, static_cast<double>(total) / ours.seconds);
+#if defined(ELFIN_HAVE_CAF)
+    const RssFigure theirs = rss_of_child([&] {
+      auto f = elfin_bench::caf_peer::throughput(kProducers, per_producer, o.threads);
+      return Figure{f.seconds, f.ops};
+    });
+    line += fmt::format(" caf_peak_rss_kib={} caf_rss_before_kib={} caf_ops_per_s={:.0f}", theirs.peak_kib,
+                        theirs.before_kib, static_cast<double>(total) / theirs.seconds);
+#else
+    line += " caf_peak_rss_kib=n/a";
+#endif
+    line += fmt::format(" ops={} producers={} threads={}", total, kProducers, o.threads);
+    std::puts(line.c_str());
+    std::fflush(stdout);
+    return true;
+  } catch (const std::exception& e) {
+    std::printf("bench=%.*s case=flood_rss error=\"%s\"\n", static_cast<int>(kBench.size()), kBench.data(), e.what());
+    std::fflush(stdout);
+    return false;
+  }
+}
+
+// --- injection_queue / handoff_queue ---------------------------------------------------------------
+// `producers` threads push n pointers in all, `consumers` threads pop until all n are taken
+// (spinning with a pause on empty, as a spinning worker polls). Timed from the start signal until
+// the last item is popped.
+
+struct LockedQueue {  // Scheduler's global queue: std::mutex + RingBuffer, length read unlocked
+  std::mutex mu;
+  elfin::detail::RingBuffer<void*> items;
+  std::atomic<std::size_t> len{0};
+  void push(void* p) {
+    std::lock_guard lock(mu);
+    items.push_back(p);
+    len.fetch_add(1, std::memory_order_relaxed);
+  }
+  bool pop(void*& out) {
+    if (len.load(std::memory_order_relaxed) == 0) return false;
+    std::lock_guard lock(mu);
+    if (items.empty()) return false;
+    len.fetch_sub(1, std::memory_order_relaxed);
+    out = items.pop_front();
+    return true;
+  }
+};
+
+struct MoodycamelQueue {
+  moodycamel::ConcurrentQueue<void*> items;
+  void push(void* p) { items.enqueue(p); }
+  bool pop(void*& out) { return items.try_dequeue(out); }
+};
+
+template <class Q>
+Figure queue_run(unsigned producers, unsigned consumers, std::uint64_t n) {
+  Q queue;
+  std::atomic<bool> go{false};
+  std::atomic<std::uint64_t> taken{0};
+  std::atomic<std::uint64_t> checksum{0};
+  std::vector<std::thread> threads;
+  for (unsigned p = 0; p < producers; ++p) {
+    threads.emplace_back([&, p] {
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      for (std::uint64_t i = p; i < n; i += producers) queue.push(reinterpret_cast<void*>(i + 1));
+    });
+  }
+  for (unsigned c = 0; c < consumers; ++c) {
+    threads.emplace_back([&] {
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      std::uint64_t sum = 0;
+      while (taken.load(std::memory_order_relaxed) < n) {
+        void* item = nullptr;
+        if (queue.pop(item)) {
+          sum += reinterpret_cast<std::uint64_t>(item);
+          taken.fetch_add(1, std::memory_order_relaxed);
+        } else {
+#if defined(__x86_64__) || defined(__i386__)
+          __builtin_ia32_pause();
+#endif
+        }
+      }
+      checksum.fetch_add(sum);
+    });
+  }
+  const auto t0 = Clock::now();
+  go.store(true, std::memory_order_release);
+  for (auto& t : threads) t.join();
+  const auto t1 = Clock::now();
+  if (checksum.load() != elfin_bench::sum_below(n + 1)) throw std::runtime_error("queue: items lost or duplicated");
+  return {elfin_bench::seconds_between(t0, t1), n};
+}
+
+bool queue_case(const Options& o, std::string_view name, unsigned producers, unsigned consumers) {
+  const std::uint64_t n = o.quick ? 200'000 : 2'000'000;
+  try {
+    if (o.warmup) {
+      std::ignore = queue_run<LockedQueue>(producers, consumers, n);
+      std::ignore = queue_run<MoodycamelQueue>(producers, consumers, n);
+    }
+    std::vector<Figure> locked;
+    std::vector<Figure> moody;
+    for (unsigned i = 0; i < o.reps; ++i) {
+      locked.push_back(queue_run<LockedQueue>(producers, consumers, n));
+      moody.push_back(queue_run<MoodycamelQueue>(producers, consumers, n));
+    }
+    elfin_bench::print_line(
+        kBench, name, elfin_bench::summarize(std::move(locked)), elfin_bench::summarize(std::move(moody)),
+        fmt::format(" producers={} consumers={} reps={}", producers, consumers, o.reps), "moodycamel");
+    return true;
+  } catch (const std::exception& e) {
+    std::printf("bench=%.*s case=%.*s error=\"%s\"\n", static_cast<int>(kBench.size()), kBench.data(),
+                static_cast<int>(name.size()), name.data(), e.what());
+    std::fflush(stdout);
+    return false;
+  }
+}
+
 // --- cases ---------------------------------------------------------------------------------------
 
 struct Sizes {
@@ -538,7 +881,7 @@ std::vector<elfin_bench::Case> cases() {
                        kBench, "request_response", o, [&] { return elfin_request_response(n, direct, o.threads); }, caf,
                        direct ? " addressing=direct" : " addressing=routed");
                  }});
-  for (std::uint32_t producers : {1u, 2u}) {
+  for (std::uint32_t producers : {1u, 2u, 4u, 8u, 64u}) {
     const std::string name = fmt::format("throughput_{}to1", producers);
     out.push_back({name, "throughput", [name, producers](const Options& o) {
                      const auto per_producer = sizes(o).messages / producers;
@@ -555,6 +898,22 @@ std::vector<elfin_bench::Case> cases() {
                          caf, direct ? " addressing=direct" : " addressing=routed");
                    }});
   }
+  // elfin only: per-message latency (see the header comment for the method).
+  out.push_back({"latency_ping_pong", "latency", [](const Options& o) {
+                   const auto n = sizes(o).round_trips;
+                   return run_latency_case("latency_ping_pong", o,
+                                           [&] { return elfin_ping_pong(n, false, o.threads, true); });
+                 }});
+  out.push_back({"latency_8to1", "latency", [](const Options& o) {
+                   const auto per_producer = sizes(o).messages / 8;
+                   return run_latency_case("latency_8to1", o, [&] {
+                     return elfin_throughput(8, per_producer, false, o.threads, Observe::Nothing, true);
+                   });
+                 }});
+  out.push_back({"flood_rss", "flood_rss", [](const Options& o) { return flood_rss_case(o); }});
+  // The scheduler's global queue against moodycamel's ConcurrentQueue, threads only (no actors).
+  out.push_back({"injection_queue", "queues", [](const Options& o) { return queue_case(o, "injection_queue", 2, 2); }});
+  out.push_back({"handoff_queue", "queues", [](const Options& o) { return queue_case(o, "handoff_queue", 1, 1); }});
   // elfin only: what routing costs on the same 1→1 stream.
   for (bool direct : {false, true}) {
     const std::string name = direct ? "direct_send" : "routed_send";

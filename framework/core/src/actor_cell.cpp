@@ -202,6 +202,11 @@ void ActorCell::end_handling() {
 
 SourceSet& cell_sources(ActorCell& cell) { return cell.sources(); }
 
+RouteCache* current_route_cache() noexcept {
+  ActorCell* cell = t_current_actor;
+  return cell != nullptr ? &cell->route_cache_ : nullptr;
+}
+
 void Waker::wake() const {
   if (cell_) cell_->notify();
 }

@@ -32,7 +32,7 @@ Addr AddressBook::insert(std::shared_ptr<ActorCell> cell, std::uint16_t node_no,
   }
   Slot* s = slot(index);
   std::lock_guard lock(stripe(index));
-  const Addr addr = Addr::make(node_no, group_no, s->generation, index);
+  const Addr addr = Addr::make(node_no, group_no, s->generation.load(std::memory_order_relaxed), index);
   cell->set_addr(addr);  // before publishing, so lookups never see a cell without its address
   s->cell = std::move(cell);
   return addr;
@@ -43,8 +43,25 @@ std::shared_ptr<ActorCell> AddressBook::find(Addr addr) const {
   Slot* s = slot(index);
   if (s == nullptr) return nullptr;
   std::lock_guard lock(stripe(index));
-  if (s->generation != addr.generation() || !s->cell) return nullptr;
+  if (s->generation.load(std::memory_order_relaxed) != addr.generation() || !s->cell) return nullptr;
   return s->cell;
+}
+
+bool AddressBook::find_into(Addr addr, RouteCache* cache, Targets& out) const {
+  const std::uint32_t index = addr.slot();
+  Slot* s = slot(index);
+  if (s == nullptr) return false;
+  // The slot still has the generation the cache saw: nobody left it since, so it holds the same actor.
+  if (cache != nullptr && cache->home == s && cache->version == addr.generation() &&
+      s->generation.load(std::memory_order_acquire) == addr.generation()) {
+    out.push_borrowed(cache->cell.get(), *cache);
+    return true;
+  }
+  std::lock_guard lock(stripe(index));
+  if (s->generation.load(std::memory_order_relaxed) != addr.generation() || !s->cell) return false;
+  if (cache != nullptr) cache->fill(s, addr.generation(), s->cell);
+  out.push(s->cell);
+  return true;
 }
 
 void AddressBook::remove(Addr addr) {
@@ -53,9 +70,10 @@ void AddressBook::remove(Addr addr) {
   if (s == nullptr) return;
   {
     std::lock_guard lock(stripe(index));
-    if (s->generation != addr.generation() || !s->cell) return;
+    const std::uint32_t generation = s->generation.load(std::memory_order_relaxed);
+    if (generation != addr.generation() || !s->cell) return;
     s->cell.reset();
-    s->generation = (s->generation + 1) & Addr::kMaxGeneration;
+    s->generation.store((generation + 1) & Addr::kMaxGeneration, std::memory_order_release);
   }
   std::lock_guard lock(alloc_mu_);
   free_.push_back(index);

@@ -3,7 +3,9 @@
 // Slots live in pages allocated on demand and never moved, so a lookup is an index computation,
 // one acquire load of the page pointer and one short lock of a striped mutex (stripes spread
 // unrelated lookups over different locks). A slot's generation is bumped when its actor leaves,
-// so an old address never reaches the slot's next tenant.
+// so an old address never reaches the slot's next tenant. The generation can also be read without
+// the lock: a sending actor's route cache (route_cache.hpp) reuses its last lookup of an address
+// while the slot's generation is still the address's.
 //
 // Thread safety: all functions from any thread.
 #pragma once
@@ -16,6 +18,8 @@
 #include <vector>
 
 #include <elfin/addr.hpp>
+#include <elfin/detail/route_cache.hpp>
+#include <elfin/detail/targets.hpp>
 
 namespace elfin::detail {
 
@@ -31,6 +35,9 @@ class AddressBook {
   /// Gives the cell a fresh address in `group_no`.
   Addr insert(std::shared_ptr<ActorCell> cell, std::uint16_t node_no, std::uint8_t group_no);
   [[nodiscard]] std::shared_ptr<ActorCell> find(Addr addr) const;
+  /// Appends the actor at `addr` to `out`; false if there is none. With `cache` (the sending
+  /// actor's), a repeated lookup of the same address takes neither the lock nor a reference.
+  [[nodiscard]] bool find_into(Addr addr, RouteCache* cache, Targets& out) const;
   void remove(Addr addr);
   /// Every actor still registered (used once at shutdown).
   [[nodiscard]] std::vector<std::shared_ptr<ActorCell>> snapshot() const;
@@ -43,7 +50,7 @@ class AddressBook {
 
   struct Slot {
     std::shared_ptr<ActorCell> cell;
-    std::uint32_t generation = 0;
+    std::atomic<std::uint32_t> generation{0};  // written under the stripe's lock
   };
   struct Page {
     std::array<Slot, kPageSize> slots;

@@ -2,43 +2,212 @@
 
 #include <algorithm>
 #include <mutex>
+#include <thread>
+#include <utility>
 
 #include <elfin/detail/actor_cell.hpp>
 
 namespace elfin::detail {
 
-// No lost wakeup between a producer that finds the mailbox full and the consumer that frees a
-// slot. Producer (under mu_): registers its waker, stores has_waiters_ = true (seq_cst), re-reads
-// len_ (seq_cst). Consumer (no lock): decrements len_ (seq_cst), then reads has_waiters_ (seq_cst).
-// In the single total order of these seq_cst operations either the consumer's decrement comes
-// before the producer's re-read (the producer sees room and pushes itself), or the producer's
-// store comes before the consumer's read (the consumer sees a waiter and wakes it).
-Mailbox::PushResult Mailbox::push(Envelope& envelope, bool bounded, ActorCell* waiter) {
-  std::lock_guard lock(mu_);
-  if (closed_) return PushResult::Closed;
-  const std::size_t cap = capacity_.load(std::memory_order_relaxed);
-  if (bounded && len_.load(std::memory_order_relaxed) >= cap) {
-    if (waiter == nullptr) return PushResult::Full;
-    bool registered = std::any_of(waiters_.begin(), waiters_.end(), [&](const Waker& w) { return w.cell() == waiter; });
-    if (!registered) waiters_.emplace_back(waiter->shared_from_this());
-    has_waiters_.store(true, std::memory_order_seq_cst);
-    if (len_.load(std::memory_order_seq_cst) >= cap) return PushResult::Full;
-    if (!registered) waiters_.pop_back();
-    if (waiters_.empty()) has_waiters_.store(false, std::memory_order_relaxed);
+// Why the mailbox is correct without a lock.
+//
+// The list (Vyukov's intrusive MPSC queue). `head_` is the newest node, `tail_` the consumer's
+// oldest, `stub_` a node that keeps the list non-empty. Push: node->next = null, then
+// prev = head_.exchange(node) (acq_rel), then prev->next.store(node) (release). Pop: read
+// tail_->next (acquire); a non-null next means tail_ is complete and can be handed out. The
+// release store of `next` / acquire load pair makes everything the producer wrote into the node
+// and the message visible to the consumer. Between a producer's exchange and its store the list
+// is cut: the consumer sees no next, finds head_ != tail_ and reports Empty; the producer notifies
+// the actor right after its store, so the actor looks again.
+//
+// Order. The exchanges on head_ form one modification order, and the list's order is that order.
+// Two pushes by one sender are sequenced (or, when the sending actor moved to another worker in
+// between, ordered by the scheduler's synchronization), so the first exchange is earlier in the
+// modification order: each sender's messages stay in order.
+//
+// The bound. `state_` holds kClosed | count, where count is the number of messages queued or
+// reserved. A bounded push reserves with a CAS from `count` to `count + 1` that it only attempts
+// when count < capacity and the closed bit is clear; the consumer subtracts one after each pop.
+// Every successful reservation is one step of state_'s modification order that leaves count <=
+// capacity, so at no moment are more than `capacity` messages queued or in flight, however many
+// producers race (the check and the increment are one atomic step). Unbounded pushes (the runtime's
+// own messages, `unbounded_send`) take the same CAS without the capacity check and may exceed it,
+// as may what was queued before `set_capacity` lowered it; bounded pushes then wait until the
+// count is below the capacity again.
+//
+// Waiting senders (no lost wakeup). A bounded push that finds the mailbox full, with a waiter:
+// under waiters_mu_ it registers the waiter, stores has_waiters_ = true (seq_cst) and re-reads
+// state_ (seq_cst). The consumer decrements state_ (seq_cst RMW) and then reads has_waiters_
+// (seq_cst). In the single total order of these seq_cst operations either the consumer's decrement
+// comes first (the producer's re-read sees room and it retries at once) or the producer's store
+// comes first (the consumer sees a waiter and wakes one). A woken sender that loses the race for
+// the freed slot finds the mailbox full again and registers again; the mailbox is then full, so
+// the consumer has messages to pop and will wake it.
+//
+// Close. `close` sets kClosed with a seq_cst RMW on state_. A reservation is an RMW on the same
+// atomic, so it either precedes the close (its message is delivered: pop reports Closed only once
+// count is zero, that is after that message was popped) or follows it and fails. `drain` (after
+// close) therefore waits until count reaches zero: the producers still linking have already
+// reserved and link within a few instructions. Waiters registered before the close are woken by
+// it; one registering after it re-reads state_ under waiters_mu_, which the close's hand-over of
+// the waiter list also takes, and sees the closed bit.
+
+namespace {
+
+/// Queues a block that other mailboxes share: the block's own link can be in one list only.
+struct MailboxNode final : MailboxLink {
+  EnvelopeBlock* block = nullptr;
+  MailboxNode* free_next = nullptr;  ///< in a NodeCache
+};
+
+// A mailbox destroyed later in this thread's exit (by another thread-local's destructor) must not
+// use the destroyed cache: this flag has no destructor, so it can still be read then.
+thread_local bool t_nodes_gone = false;
+
+/// Spare nodes of this thread. A multicast queues a node per recipient and the recipients free
+/// them on their workers, which multicast too: a worker's frees feed its later multicasts, and
+/// nodes cost no malloc/free once the caches are warm. Bounded: beyond kMax a node is deleted.
+class NodeCache {
+ public:
+  NodeCache() = default;
+  NodeCache(const NodeCache&) = delete;
+  NodeCache& operator=(const NodeCache&) = delete;
+  ~NodeCache() {
+    t_nodes_gone = true;
+    while (head_ != nullptr) delete std::exchange(head_, head_->free_next);
   }
-  shared_.push_back(std::move(envelope));
-  len_.fetch_add(1, std::memory_order_relaxed);
+  MailboxNode* take() {
+    if (head_ == nullptr) return new MailboxNode;
+    --size_;
+    return std::exchange(head_, head_->free_next);
+  }
+  void give(MailboxNode* node) {
+    if (size_ == kMax) {
+      delete node;
+      return;
+    }
+    node->free_next = std::exchange(head_, node);
+    ++size_;
+  }
+
+ private:
+  static constexpr std::size_t kMax = 1024;
+  MailboxNode* head_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+thread_local NodeCache t_nodes;
+
+}  // namespace
+
+Mailbox::~Mailbox() {
+  // Nobody can push any more (nobody holds the cell); dropped envelopes settle their obligations.
+  while (MailboxLink* node = unlink()) std::ignore = envelope_of(node);
+}
+
+Mailbox::PushResult Mailbox::reserve(bool bounded, ActorCell* waiter) {
+  std::uint64_t s = state_.load(std::memory_order_relaxed);
+  for (;;) {
+    if ((s & kClosed) != 0) return PushResult::Closed;
+    if (bounded && (s & kCountMask) >= capacity_.load(std::memory_order_relaxed)) {
+      if (waiter == nullptr) return PushResult::Full;
+      if (auto r = wait_for_room(waiter); r != PushResult::Ok) return r;
+      s = state_.load(std::memory_order_relaxed);
+      continue;
+    }
+    if (state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+      return PushResult::Ok;
+    }
+  }
+}
+
+Mailbox::PushResult Mailbox::wait_for_room(ActorCell* waiter) {
+  std::lock_guard lock(waiters_mu_);
+  const bool registered =
+      std::any_of(waiters_.begin(), waiters_.end(), [&](const Waker& w) { return w.cell() == waiter; });
+  if (!registered) waiters_.emplace_back(waiter->shared_from_this());
+  has_waiters_.store(true, std::memory_order_seq_cst);
+  const std::uint64_t s = state_.load(std::memory_order_seq_cst);
+  const bool closed = (s & kClosed) != 0;
+  if (!closed && (s & kCountMask) >= capacity_.load(std::memory_order_relaxed)) return PushResult::Full;
+  // Room after all (or closed): this push goes on now, so it waits for nothing.
+  if (!registered) waiters_.pop_back();
+  if (waiters_.empty()) has_waiters_.store(false, std::memory_order_relaxed);
+  return closed ? PushResult::Closed : PushResult::Ok;
+}
+
+void Mailbox::link(MailboxLink* node) {
+  node->next.store(nullptr, std::memory_order_relaxed);
+  MailboxLink* prev = head_.exchange(node, std::memory_order_acq_rel);
+  prev->next.store(node, std::memory_order_release);
+}
+
+Mailbox::PushResult Mailbox::push(Envelope& envelope, bool bounded, ActorCell* waiter) {
+  if (auto r = reserve(bounded, waiter); r != PushResult::Ok) return r;
+  EnvelopeBlock* block = EnvelopeAccess::block(envelope);
+  const std::uint8_t flags = EnvelopeAccess::flags(envelope);
+  MailboxLink* node = block;
+  // Acquire: a handle released on another thread is done with the block before we reuse its link.
+  // A count of 1 cannot grow meanwhile: this handle is the only one that could share the block.
+  if (block->refs.load(std::memory_order_acquire) != 1) {
+    MailboxNode* shared = t_nodes_gone ? new MailboxNode : t_nodes.take();
+    shared->is_node = true;
+    shared->block = block;
+    node = shared;
+  }
+  node->flags = flags;
+  std::ignore = EnvelopeAccess::release_to_queue(envelope);
+  link(node);
   return PushResult::Ok;
 }
 
-Mailbox::PopResult Mailbox::pop(Envelope& out) {
-  if (local_.empty()) {
-    std::lock_guard lock(mu_);
-    if (shared_.empty()) return closed_ ? PopResult::Closed : PopResult::Empty;
-    local_.swap(shared_);
+MailboxLink* Mailbox::unlink() {
+  MailboxLink* tail = tail_;
+  MailboxLink* next = tail->next.load(std::memory_order_acquire);
+  if (tail == &stub_) {
+    if (next == nullptr) return nullptr;
+    tail_ = next;
+    tail = next;
+    next = next->next.load(std::memory_order_acquire);
   }
-  out = local_.pop_front();
-  len_.fetch_sub(1, std::memory_order_seq_cst);
+  if (next != nullptr) {
+    tail_ = next;
+    return tail;
+  }
+  // `tail` is the newest node we can see: it can be handed out only once something follows it.
+  if (tail != head_.load(std::memory_order_acquire)) return nullptr;  // a producer is linking
+  link(&stub_);
+  next = tail->next.load(std::memory_order_acquire);
+  if (next == nullptr) return nullptr;  // a producer got in between; its link comes
+  tail_ = next;
+  return tail;
+}
+
+Envelope Mailbox::envelope_of(MailboxLink* node) {
+  EnvelopeBlock* block;
+  if (node->is_node) {
+    auto* shared = static_cast<MailboxNode*>(node);
+    block = shared->block;
+    const std::uint8_t flags = shared->flags;
+    if (t_nodes_gone) {
+      delete shared;
+    } else {
+      t_nodes.give(shared);
+    }
+    return EnvelopeAccess::adopt(block, flags);
+  }
+  block = static_cast<EnvelopeBlock*>(node);
+  return EnvelopeAccess::adopt(block, node->flags);
+}
+
+Mailbox::PopResult Mailbox::pop(Envelope& out) {
+  MailboxLink* node = unlink();
+  if (node == nullptr) {
+    const std::uint64_t s = state_.load(std::memory_order_acquire);
+    return (s & kClosed) != 0 && (s & kCountMask) == 0 ? PopResult::Closed : PopResult::Empty;
+  }
+  out = envelope_of(node);
+  state_.fetch_sub(1, std::memory_order_seq_cst);
   if (has_waiters_.load(std::memory_order_seq_cst)) wake_one_waiter();
   return PopResult::Item;
 }
@@ -46,7 +215,7 @@ Mailbox::PopResult Mailbox::pop(Envelope& out) {
 void Mailbox::wake_one_waiter() {
   Waker waker;
   {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(waiters_mu_);
     if (waiters_.empty()) return;
     waker = std::move(waiters_.front());
     waiters_.erase(waiters_.begin());  // FIFO among waiters; the list is short
@@ -56,11 +225,10 @@ void Mailbox::wake_one_waiter() {
 }
 
 bool Mailbox::close() {
+  if ((state_.fetch_or(kClosed, std::memory_order_seq_cst) & kClosed) != 0) return false;
   std::vector<Waker> waiters;
   {
-    std::lock_guard lock(mu_);
-    if (closed_) return false;
-    closed_ = true;
+    std::lock_guard lock(waiters_mu_);
     waiters.swap(waiters_);
     has_waiters_.store(false, std::memory_order_relaxed);
   }
@@ -68,21 +236,18 @@ bool Mailbox::close() {
   return true;
 }
 
-void Mailbox::reopen() {
-  std::lock_guard lock(mu_);
-  closed_ = false;
-}
+void Mailbox::reopen() { state_.fetch_and(~kClosed, std::memory_order_seq_cst); }
 
 std::vector<Envelope> Mailbox::drain() {
   std::vector<Envelope> out;
-  RingBuffer<Envelope> rest;
-  {
-    std::lock_guard lock(mu_);
-    rest.swap(shared_);
+  for (;;) {
+    while (MailboxLink* node = unlink()) out.push_back(envelope_of(node));
+    const std::uint64_t s = state_.load(std::memory_order_acquire);
+    if ((s & kCountMask) == out.size()) break;
+    // A producer reserved before the close and is between its exchange and its link.
+    std::this_thread::yield();
   }
-  while (!local_.empty()) out.push_back(local_.pop_front());
-  while (!rest.empty()) out.push_back(rest.pop_front());
-  len_.fetch_sub(out.size(), std::memory_order_relaxed);
+  state_.fetch_sub(out.size(), std::memory_order_seq_cst);
   return out;
 }
 
@@ -91,7 +256,7 @@ void Mailbox::set_capacity(std::size_t capacity) {
   if (capacity <= old) return;
   std::vector<Waker> waiters;
   {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(waiters_mu_);
     waiters.swap(waiters_);
     has_waiters_.store(false, std::memory_order_relaxed);
   }

@@ -29,6 +29,7 @@ void close_for_good(ActorCell& cell) {
   std::ignore = cell.mailbox().drain();
   cell.sources().clear();
   cell.task_ = {};
+  cell.route_cache_.clear();  // the frame (and every send that borrowed from it) is gone
 }
 
 }  // namespace
@@ -124,9 +125,11 @@ std::optional<SendErrorKind> SystemCore::resolve_addr(Addr to, const Envelope& e
     if (out.empty() && !out.absorbed()) return SendErrorKind::NoRoute;
     return std::nullopt;
   }
-  auto cell = const_cast<AddressBook&>(book_).find(to);
-  if (!cell) return SendErrorKind::Closed;  // the actor has finished
-  out.push(std::move(cell));
+  // The sending actor's route cache spares a stream to one address the stripe lock and the
+  // reference count (route_cache.hpp).
+  if (!book_.find_into(to, out.empty() ? current_route_cache() : nullptr, out)) {
+    return SendErrorKind::Closed;  // the actor has finished
+  }
   return std::nullopt;
 }
 
@@ -439,6 +442,7 @@ void finish_actor(ActorCell& cell) {
     cell.sched_.store(SchedState::Dead, std::memory_order_release);
     cell.sources().clear();  // sources die with the actor that attached them, restarted or not
     cell.task_ = {};
+    cell.route_cache_.clear();
     cell.set_status(std::move(final_status));
     // Waiting for its restart, it counts as restarting, not as active; start_actor counts it again.
     if (auto& telemetry = group.telemetry(); telemetry.active()) telemetry.on_status(cell, cell.status().kind(), {});

@@ -120,6 +120,14 @@ namespace detail {
 struct EnvelopeAccess {
   [[nodiscard]] static EnvelopeBlock* block(const Envelope& e) { return e.block_; }
   [[nodiscard]] static Envelope adopt(EnvelopeBlock* block) { return Envelope{block}; }
+  /// A handle to `block` with the flags of the handle that was queued (a mailbox gives it back).
+  [[nodiscard]] static Envelope adopt(EnvelopeBlock* block, std::uint8_t flags) { return Envelope{block, flags}; }
+  [[nodiscard]] static std::uint8_t flags(const Envelope& e) { return e.flags_; }
+  /// Empties the handle without releasing its reference: a mailbox keeps it (see `adopt`).
+  [[nodiscard]] static EnvelopeBlock* release_to_queue(Envelope& e) {
+    e.flags_ = 0;
+    return std::exchange(e.block_, nullptr);
+  }
   /// Another handle to the same block, without any answer obligation.
   [[nodiscard]] static Envelope share(const Envelope& e) { return e.share(); }
   template <Message M>

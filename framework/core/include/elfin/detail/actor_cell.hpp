@@ -49,6 +49,7 @@
 #include <elfin/detail/key_text.hpp>
 #include <elfin/detail/pop_result.hpp>
 #include <elfin/detail/restart_backoff.hpp>
+#include <elfin/detail/route_cache.hpp>
 #include <elfin/detail/source.hpp>
 #include <elfin/detail/spin_lock.hpp>
 #include <elfin/errors.hpp>
@@ -76,7 +77,7 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   // send), but its type stays out of the public headers: its room is reserved here and checked
   // against Mailbox's size and alignment where it is built (actor_cell.cpp).
   static constexpr std::size_t kMailboxSize = 128;
-  static constexpr std::size_t kMailboxAlign = 8;
+  static constexpr std::size_t kMailboxAlign = 64;
 
   ActorCell(GroupRuntime& group, bool external);
   ActorCell(const ActorCell&) = delete;
@@ -167,6 +168,7 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   Task<> task_;
   std::string failure_;       ///< set when exec reports an error result
   ActorTelemetry telemetry_;  ///< only the thread running the actor touches it
+  RouteCache route_cache_;    ///< the target of its last unicast; only the thread running the actor
 
  private:
   GroupRuntime* group_;

@@ -52,7 +52,17 @@ inline void restart_send_sampling() noexcept { t_sends_before_stamp = 0; }
   return telemetry_stamp();
 }
 
-struct EnvelopeBlock {
+/// A place in a mailbox's queue (elfin/internal/mailbox.hpp, an intrusive multi-producer list).
+/// Every block carries one, so a message sent to one actor is queued without another allocation;
+/// a block shared by several mailboxes (a multicast) is queued through a separate node instead.
+/// Only the mailbox that holds the block (or node) touches these fields.
+struct MailboxLink {
+  std::atomic<MailboxLink*> next{nullptr};
+  bool is_node = false;    ///< a MailboxNode (not the block's own link, nor a mailbox's stub)
+  std::uint8_t flags = 0;  ///< the queued handle's Envelope flags (its answer obligation)
+};
+
+struct EnvelopeBlock : MailboxLink {
   // Counts Envelope handles. Increments are relaxed (a handle is only copied by one that already
   // holds a reference); the final decrement is acq_rel so the deleting thread sees every write
   // made through other handles — the usual shared_ptr argument.

@@ -1,5 +1,6 @@
-// SpinLock: a mutex for critical sections of a few instructions (a mailbox append, an answer
-// slot update), where a pthread mutex's call and bookkeeping cost more than the work it guards.
+// SpinLock: a mutex for critical sections of a few instructions (a mailbox's list of waiting
+// senders, an answer slot update), where a pthread mutex's call and bookkeeping cost more than the
+// work it guards.
 //
 // Test-and-test-and-set: waiters spin on a plain load (no cache-line ping-pong), pause the core,
 // and yield the thread after a while so a preempted holder gets to run on a busy machine.

@@ -4,11 +4,14 @@
 // Thread safety: `resolve` runs concurrently on senders' threads. Actors live in a map split into
 // shards by key hash, each behind a spin lock held for one lookup, insert or erase. (A single
 // shared_mutex was measured at ~40% of a spawn-heavy run on two workers, nearly all of it futex
-// sleeps and wakes between lookups and spawns; a singleton group has one shard.)
+// sleeps and wakes between lookups and spawns; a singleton group has one shard.) Each shard has a
+// version, bumped under its lock whenever an actor is added or removed, so a sending actor's route
+// cache (route_cache.hpp) can reuse its last lookup without the lock while the version stands.
 #pragma once
 
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -127,7 +130,10 @@ class Supervisor final : public GroupRuntime {
     Shard& shard = shard_of(keyed.key());
     std::lock_guard lock(shard.mu);
     auto it = shard.actors.find(keyed.key());
-    if (it != shard.actors.end() && it->second.get() == &cell) shard.actors.erase(it);
+    if (it != shard.actors.end() && it->second.get() == &cell) {
+      shard.actors.erase(it);
+      shard.bump();
+    }
   }
 
  private:
@@ -135,15 +141,29 @@ class Supervisor final : public GroupRuntime {
   struct Shard {
     mutable SpinLock mu;
     std::unordered_map<K, std::shared_ptr<ActorCell>> actors;  // guarded by mu
+    // Bumped under mu with every insert or erase; read without it by route caches. A cache hit
+    // reads nothing of the map: an unchanged version only says no actor came or went since the
+    // lookup the cache remembers.
+    std::atomic<std::uint64_t> version{0};
+    void bump() { version.store(version.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
   };
   Shard& shard_of(const K& key) { return shards_[std::hash<K>{}(key) % kShards]; }
 
   void pick(const K& key, bool spawn, Targets& out) {
     Shard& shard = shard_of(key);
+    // A unicast from an actor: its route cache may know the target already (route_cache.hpp).
+    RouteCache* cache = out.empty() ? current_route_cache() : nullptr;
+    if (cache != nullptr && cache->home == &shard && cache->version == shard.version.load(std::memory_order_acquire) &&
+        static_cast<const KeyedCell<K>&>(*cache->cell).key() == key) {
+      return out.push_borrowed(cache->cell.get(), *cache);
+    }
     std::shared_ptr<ActorCell> spawned;
     {
       std::lock_guard lock(shard.mu);
-      if (auto it = shard.actors.find(key); it != shard.actors.end()) return out.push(it->second);
+      if (auto it = shard.actors.find(key); it != shard.actors.end()) {
+        if (cache != nullptr) cache->fill(&shard, shard.version.load(std::memory_order_relaxed), it->second);
+        return out.push(it->second);
+      }
       if (!spawn || !spawning_.load(std::memory_order_acquire)) return;
       spawned = spawn_locked(shard, key);
     }
@@ -171,6 +191,7 @@ class Supervisor final : public GroupRuntime {
       cell->sched_.store(SchedState::Dead, std::memory_order_relaxed);
     }
     shard.actors.emplace(key, cell);
+    shard.bump();
     return cell;
   }
 

@@ -2,35 +2,40 @@
 //
 // Internal to the runtime: an ActorCell keeps its mailbox inline, but only the runtime sees its type.
 //
-// Producers append under a short spin lock (elfin/detail/spin_lock.hpp: it yields the thread after
-// a few dozen spins, for a preempted holder); the consumer swaps the whole shared buffer for its
-// own drained one in one locked step and then pops without locking. A std::mutex here parked
-// contending threads in futex calls (about one per four messages of a 2→1 stream) and cost 7–20%
-// on the 1→1, ping-pong and fan-out benchmarks; the network's figures, with a second process on
-// the same cores, did not move (tests/bench/README.md, "The mailbox lock is a spin lock").
-// Because every append is ordered by the lock, the queue is linearizable, so two messages from one
-// sender arrive in the order they were sent even when the sending actor resumed on another thread
-// between the two sends (moodycamel's queue only orders per producing *thread*, which is why it is
-// not used here).
+// The queue is an intrusive linked list in the style of Vyukov's MPSC node queue: a producer links
+// its message with one atomic exchange of the list's head and one store into the previous node;
+// the consumer walks the list from its own end without any read-modify-write. No producer ever
+// waits for another (no lock), and two producers touch only the head and the counter below.
+// The exchange is the push's linearization point, so pushes are ordered as they happened: two
+// messages from one sender arrive in the order they were sent even when the sending actor resumed
+// on another thread between the two sends (its second exchange happens after its first). That is
+// why moodycamel's concurrentqueue, which only orders per producing *thread*, is not used here.
 //
-// Capacity counts messages in both buffers (`len_`). A bounded push that finds the mailbox full
-// can register a waker, which the consumer wakes when it frees a slot; see `pop` for the argument
-// that no wakeup is lost.
+// A message sent to one actor is linked through the MailboxLink inside its envelope block (no
+// allocation); a block that several mailboxes share (a multicast) goes in through a small node.
 //
-// Thread safety: `push`, `close`, `set_capacity` from any thread; `pop` only from the consumer.
+// Bounded without a lock: `state_` packs the count of messages (queued, or reserved by a producer
+// that has not linked its message yet) with a "closed" bit. A producer reserves its place with a
+// compare-and-swap that fails when the mailbox is closed or, for a bounded push, full; the
+// consumer decrements the count after each pop. See mailbox.cpp for the argument that the bound
+// holds, that no waiting sender's wakeup is lost and that close/drain lose nothing.
+//
+// Thread safety: `push`, `close`, `reopen`, `set_capacity`, `size` from any thread; `pop` and
+// `drain` only from the consumer (or once the consumer is gone).
 #pragma once
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <new>
 #include <vector>
 
 #include <elfin/detail/actor_cell.hpp>
+#include <elfin/detail/envelope_block.hpp>
 #include <elfin/detail/pop_result.hpp>
 #include <elfin/detail/spin_lock.hpp>
 #include <elfin/detail/waker.hpp>
 #include <elfin/envelope.hpp>
-#include <elfin/internal/ring_buffer.hpp>
 
 namespace elfin::detail {
 
@@ -42,36 +47,60 @@ class Mailbox {
   using PopResult = detail::PopResult;
 
   explicit Mailbox(std::size_t capacity = kDefaultCapacity) : capacity_(capacity) {}
+  Mailbox(const Mailbox&) = delete;
+  Mailbox& operator=(const Mailbox&) = delete;
+  ~Mailbox();
 
-  /// Appends `envelope`. A bounded push fails with Full at capacity; then, if `waiter` is set, it is
-  /// registered (atomically with the check) to be woken when a slot frees or the mailbox closes.
+  /// Appends `envelope` (moved from on Ok only). A bounded push fails with Full at capacity; then,
+  /// if `waiter` is set, it is registered (atomically with the check) to be woken when a slot
+  /// frees or the mailbox closes.
   PushResult push(Envelope& envelope, bool bounded, ActorCell* waiter = nullptr);
 
   /// Takes the oldest message. Empty/Closed only when nothing is left; Closed after `close`.
+  /// Empty may also mean that a producer is between its reservation and its link: it notifies
+  /// the actor once the message is in.
   PopResult pop(Envelope& out);
 
   /// Refuses further pushes; already queued messages are still delivered. False if already closed.
   bool close();
   /// Accepts pushes again after `close` (a restarting actor's mailbox, for its successor).
   void reopen();
-  /// Removes every queued message (used once the consumer is gone).
+  /// After `close`: removes every queued message, waiting for producers that reserved a place
+  /// before the close to link theirs (used once the consumer is gone).
   std::vector<Envelope> drain();
 
   void set_capacity(std::size_t capacity);
   [[nodiscard]] std::size_t capacity() const { return capacity_.load(std::memory_order_relaxed); }
-  [[nodiscard]] std::size_t size() const { return len_.load(std::memory_order_relaxed); }
+  /// Messages queued, plus those reserved and being linked.
+  [[nodiscard]] std::size_t size() const {
+    return static_cast<std::size_t>(state_.load(std::memory_order_relaxed) & kCountMask);
+  }
 
  private:
+  static constexpr std::uint64_t kClosed = std::uint64_t{1} << 63;
+  static constexpr std::uint64_t kCountMask = kClosed - 1;
+
+  /// Reserves a place: Ok, or why not (may register `waiter`).
+  PushResult reserve(bool bounded, ActorCell* waiter);
+  /// The slow path of a bounded reservation that found the mailbox full.
+  PushResult wait_for_room(ActorCell* waiter);
+  void link(MailboxLink* node);
+  /// The oldest linked node, or null (empty, or its producer has not linked it yet).
+  MailboxLink* unlink();
+  static Envelope envelope_of(MailboxLink* node);
   void wake_one_waiter();
 
-  SpinLock mu_;
-  RingBuffer<Envelope> shared_;  // guarded by mu_
-  std::vector<Waker> waiters_;   // guarded by mu_; a vector allocates nothing until used
-  bool closed_ = false;          // guarded by mu_
-  RingBuffer<Envelope> local_;   // consumer only
-  std::atomic<std::size_t> len_{0};
+  // Producers' side: every push writes these.
+  alignas(64) std::atomic<MailboxLink*> head_{&stub_};
+  std::atomic<std::uint64_t> state_{0};  ///< kClosed | number of messages queued or reserved
   std::atomic<std::size_t> capacity_;
   std::atomic<bool> has_waiters_{false};
+  SpinLock waiters_mu_;
+  std::vector<Waker> waiters_;  // guarded by waiters_mu_; a vector allocates nothing until used
+
+  // Consumer's side, on its own cache line: producers never write it (except linking the stub).
+  alignas(64) MailboxLink* tail_ = &stub_;
+  MailboxLink stub_;
 };
 
 inline Mailbox& ActorCell::mailbox() { return *std::launder(reinterpret_cast<Mailbox*>(mailbox_)); }

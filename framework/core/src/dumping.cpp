@@ -252,12 +252,14 @@ std::uint64_t unix_coarse_now_ns() {
 }
 
 // A stream over its group's limit asks the limiter on every message, and even the coarse clock
-// costs a third of such a message. So a thread keeps its last reading for the next
-// kLimitClockReuse refusals of the same actor run: a refusal then costs two loads and a compare.
-// A stale reading only ever refuses (admissions read the clock afresh), and only within one run,
-// so a thread that was idle (a new run) reads the clock again: a sparse stream is never refused
-// by an old time. Within a run it lags by at most kLimitClockReuse messages (a few microseconds
-// of a dense stream), i.e. a window reopens that much later for that thread.
+// costs a third of such a message. So an actor's thread keeps its last reading for the next
+// kLimitClockReuse refusals within the same run of an actor: a refusal then costs a few loads
+// and a compare. A reading is only ever reused to refuse (a dump the limit may let through reads
+// the clock afresh, and that reading is the one kept), only within one run, and never outside an
+// actor (a test proxy's thread): a thread back from idle starts a new run and reads the clock
+// again, so a sparse stream is never refused by an old time. Within a run the reading lags by at
+// most kLimitClockReuse dumps (microseconds of a dense stream): a window reopens that much later
+// for that thread.
 constexpr std::uint32_t kLimitClockReuse = 64;
 struct LimitClock {
   std::uint64_t now_ns = 0;
@@ -266,14 +268,21 @@ struct LimitClock {
 };
 thread_local LimitClock t_limit_clock;
 
-std::uint64_t limit_clock_now_ns() {
+/// The kept reading, if it may still be used to refuse (counting the use).
+bool reuse_limit_clock(std::uint64_t& now_ns) {
   LimitClock& c = t_limit_clock;
-  if (c.uses_left == 0 || c.run != t_actor_runs) {
-    c.now_ns = unix_coarse_now_ns();
-    c.run = t_actor_runs;
-    c.uses_left = kLimitClockReuse;
-  }
+  if (c.uses_left == 0 || c.run != t_actor_runs || t_current_actor == nullptr) return false;
   --c.uses_left;
+  now_ns = c.now_ns;
+  return true;
+}
+
+/// A fresh reading, kept for reuse.
+std::uint64_t read_limit_clock() {
+  LimitClock& c = t_limit_clock;
+  c.now_ns = unix_coarse_now_ns();
+  c.run = t_actor_runs;
+  c.uses_left = kLimitClockReuse;
   return c.now_ns;
 }
 
@@ -356,7 +365,9 @@ bool GroupDumping::admit_or_count(std::uint64_t& sequence_no) {
   }
   // The limit decides before anything is written: a dropped dump takes no sequence number and
   // touches no line another thread writes (the limiter's state is only read).
-  if (!limiter_.refuses(limit_clock_now_ns()) && admit(unix_coarse_now_ns(), sequence_no)) return true;
+  std::uint64_t kept_ns = 0;
+  const bool refused_early = reuse_limit_clock(kept_ns) && limiter_.refuses(kept_ns);
+  if (!refused_early && admit(read_limit_clock(), sequence_no)) return true;
   note_dropped();
   storage_->count_limited();
   return false;

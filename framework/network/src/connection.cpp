@@ -75,8 +75,18 @@ void Connection::send_frame(const Frame& frame) {
   start_writing(lock);
 }
 
-void Connection::start_writing(std::unique_lock<std::mutex>& lock) {
+namespace {
+/// Queued bytes up to this size may be written by the thread that queued them; more go to the I/O
+/// thread, so a thread never spends long in `send`.
+constexpr std::size_t kDirectWriteMaxBytes = std::size_t{16} * 1024;
+}  // namespace
+
+void Connection::start_writing(std::unique_lock<std::mutex>& lock, bool direct) {
   if (writer_ != Writer::None || out_.empty()) return;  // the writer at work takes these bytes too
+  if (!direct || out_.size() > kDirectWriteMaxBytes) {
+    hand_to_io_thread();
+    return;
+  }
   // Nobody writes: this thread does, now, instead of waking the I/O thread (two thread switches
   // on every round trip). The Direct role keeps everyone else to appending, so the bytes leave
   // in the order they were queued.
@@ -140,7 +150,7 @@ void Connection::write_directly(std::unique_lock<std::mutex>& lock) {
       writer_ = Writer::None;
       return;
     }
-    if (writes == kMaxDirectWrites) {
+    if (writes == kMaxDirectWrites || out_.size() > kDirectWriteMaxBytes) {
       hand_to_io_thread();
       return;
     }
@@ -234,7 +244,7 @@ void Connection::fail_pending(std::uint64_t request_id) {
     state->fail(RequestError{RequestError::Failed, fmt::format("node {} did not take the request", peer_.node_no)});
 }
 
-void Connection::send_encoded(std::string& frames, std::uint64_t messages) {
+void Connection::send_encoded(std::string& frames, std::uint64_t messages, bool awaited) {
   if (frames.empty()) return;
   std::unique_lock lock(out_mu_);
   if (out_closed_) {
@@ -250,7 +260,7 @@ void Connection::send_encoded(std::string& frames, std::uint64_t messages) {
     out_.append(frames);
   }
   frames.clear();
-  start_writing(lock);
+  start_writing(lock, awaited);
 }
 
 // --- reading ---------------------------------------------------------------------------------

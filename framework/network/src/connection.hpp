@@ -1,11 +1,14 @@
 // Connection: one TCP connection to a peer node — handshake, Welcome, then frames both ways.
 //
 // Reading, handshake, timers and frame dispatch run on the network's I/O thread. Writing is open
-// to every thread: a frame is appended to the outgoing buffer under a mutex. If no write is under
-// way, the appending thread writes the buffer itself, at once, with a non-blocking send (the usual
-// case for a request or a response: no wake-up of the I/O thread on the way out); frames queued
-// by others meanwhile go with its next send. While a write is under way, frames only queue and
-// leave with it, so many small frames leave in one write. When the socket takes no more (its
+// to every thread: a frame is appended to the outgoing buffer under a mutex. Someone waits for a
+// request and for a response, so when no write is under way (and the buffer is small, up to
+// 16 KiB) the thread appending one writes the buffer itself, at once, with a non-blocking send:
+// no wake-up of the I/O thread on the way out. Control frames (credit, pong) go the same way.
+// Frames queued by others meanwhile go with its next send. Plain messages (a stream nobody waits
+// for frame by frame) go to the I/O thread, which writes whatever has accumulated in one call
+// while the forwarder encodes the next batch: fewer, larger writes. While a write is under
+// way, frames only queue and leave with it, so many small frames leave in one write. When the socket takes no more (its
 // buffer is full) the I/O thread takes over and writes asynchronously until the buffer is empty.
 // One writer at a time keeps frames in the order they were queued.
 //
@@ -80,8 +83,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   [[nodiscard]] Result<void, std::string> encode_envelope(Envelope& envelope, const TxFlow& flow, std::uint8_t group_no,
                                                           std::string& out);
   /// Any thread: queues frames made by `encode_envelope`, `messages` of them (taking the buffer's
-  /// contents; `frames` is left empty, its capacity perhaps swapped for another's).
-  void send_encoded(std::string& frames, std::uint64_t messages);
+  /// contents; `frames` is left empty, its capacity perhaps swapped for another's). `awaited`: a
+  /// request among them, which someone waits for: written at once by the calling thread if the
+  /// connection is idle; otherwise the I/O thread writes them, coalescing a stream's batches.
+  void send_encoded(std::string& frames, std::uint64_t messages, bool awaited);
   /// Any thread: appends one frame to the outgoing buffer.
   void send_frame(const Frame& frame);
   /// Any thread: a Credit frame for an inbound flow.
@@ -112,8 +117,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void start_timer();
   void on_timer();
   void write_now(std::string bytes);
-  /// Any thread, `lock` holding out_mu_: writes what is queued unless a writer is at work.
-  void start_writing(std::unique_lock<std::mutex>& lock);
+  /// Any thread, `lock` holding out_mu_: writes what is queued unless a writer is at work; by the
+  /// calling thread if `direct` (and the bytes are few), else by the I/O thread.
+  void start_writing(std::unique_lock<std::mutex>& lock, bool direct = true);
   /// The Direct writer's loop (`lock` held on entry and on return; released around each send).
   void write_directly(std::unique_lock<std::mutex>& lock);
   /// out_mu_ held: the I/O thread becomes the writer (asynchronous writes until out_ is empty).

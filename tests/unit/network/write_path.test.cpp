@@ -1,8 +1,9 @@
-// The connection's write path: frames written by whichever thread queues them when the socket is
-// idle (a forwarder's or a responder's worker, the I/O thread's credits and pongs), handed to the
-// I/O thread when the socket is full. What must hold whoever writes: frames never interleave or
-// reorder within a flow, large frames and small ones share the connection intact, and a
-// connection that breaks under a writer fails what it carried the way any lost connection does.
+// The connection's write path: requests, responses, credits and pongs written by whichever thread
+// queues them when the connection is idle (a forwarder's or a responder's worker, the I/O
+// thread), plain messages and large or blocked writes by the I/O thread. What must hold whoever
+// writes: frames never interleave or reorder within a flow, large frames and small ones share the
+// connection intact, and a connection that breaks under a writer fails what it carried the way
+// any lost connection does.
 #include <catch2/catch.hpp>
 
 #include <atomic>

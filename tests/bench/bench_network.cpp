@@ -9,7 +9,22 @@
 //                   (FIFO per sender: it has counted them all). Next to raw_tcp_small.
 //   remote_64k      the same with a 64 KiB field; next to raw_tcp_64k
 //   remote_rtt      request/response round trips to node 2, one at a time; next to a raw TCP
-//                   ping-pong of 8 bytes on the same kind of connection
+//                   ping-pong of 8 bytes on the same kind of connection. Every round trip is
+//                   timed too: the line adds p50/p99 of both sides (`*_p50_us`, `*_p99_us`,
+//                   over all measured runs together)
+//
+// The thread hand-offs of one remote_rtt round trip (a wake-up of a thread that may be asleep;
+// the raw ping-pong has two, one per direction, each a socket waking its reader):
+//   1. requester's worker -> the remote group's forwarder actor (a mailbox push; the scheduler
+//      runs it on the same worker once the requester waits, or wakes the other worker)
+//   2. forwarder -> socket -> node 2's I/O thread (epoll wakes it)
+//   3. node 2's I/O thread -> the sink actor's worker (pushed straight into its mailbox)
+//   4. sink's worker (the response) -> socket -> node 1's I/O thread
+//   5. node 1's I/O thread -> the requester's worker (the request's state wakes it)
+// The writes in 2 and 4 are made by the worker itself when nothing else is being written on the
+// connection (Connection::write_directly). Before that, each write was posted to the network's
+// I/O thread (another wake-up through its event loop's eventfd, and a switch): seven hand-offs, two
+// of them only to get the bytes to the socket.
 //
 // Node 2 is this binary started again with `--serve PORT` (its own process, as in production);
 // it lives as long as its stdin is open.
@@ -66,6 +81,27 @@ using elfin_bench::Stats;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view kBench = "network";
+
+/// Per-round-trip times (ns) of the runs being measured: remote_rtt's on the driver's worker,
+/// raw_ping_pong's on the calling thread; read between runs only.
+struct RoundTrips {
+  std::vector<std::uint64_t> elfin_ns;
+  std::vector<std::uint64_t> raw_ns;
+};
+RoundTrips& round_trips() {
+  static RoundTrips trips;
+  return trips;
+}
+std::uint64_t ns_between(Clock::time_point from, Clock::time_point to) {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count());
+}
+/// The `q` quantile (0..1) in microseconds, nearest rank.
+double quantile_us(std::vector<std::uint64_t> ns, double q) {
+  if (ns.empty()) return 0;
+  const auto rank = static_cast<std::size_t>(q * static_cast<double>(ns.size() - 1) + 0.5);
+  std::nth_element(ns.begin(), ns.begin() + static_cast<std::ptrdiff_t>(rank), ns.end());
+  return static_cast<double>(ns[rank]) / 1e3;
+}
 constexpr std::size_t kBatchBytes = 64 * 1024;  // the sender's write buffer
 constexpr std::size_t kReadBytes = 256 * 1024;  // the receiver's read buffer (holds a 64 KiB frame and more)
 constexpr std::size_t kHeaderBytes = 4;
@@ -254,6 +290,15 @@ void print_network_line(std::string_view name, std::size_t frame_bytes, const st
   line += fmt::format(" raw_mb_per_s={:.1f}", mb_per_s(raw, frame_bytes));
   if (elfin) line += " elfin_range=" + range_of(*elfin);
   line += " raw_range=" + range_of(raw);
+  const RoundTrips& trips = round_trips();
+  if (!trips.elfin_ns.empty()) {
+    line += fmt::format(" elfin_p50_us={:.1f} elfin_p99_us={:.1f}", quantile_us(trips.elfin_ns, 0.5),
+                        quantile_us(trips.elfin_ns, 0.99));
+  }
+  if (!trips.raw_ns.empty()) {
+    line += fmt::format(" raw_p50_us={:.1f} raw_p99_us={:.1f}", quantile_us(trips.raw_ns, 0.5),
+                        quantile_us(trips.raw_ns, 0.99));
+  }
   line += fmt::format(" frame_bytes={} batch_bytes={} reps={}", frame_bytes, kBatchBytes, o.reps);
   std::puts(line.c_str());
   std::fflush(stdout);
@@ -269,6 +314,7 @@ bool network_case(const Options& o, std::string_view name, std::size_t frame_byt
       if (elfin) std::ignore = elfin();
       std::ignore = raw();
     }
+    round_trips() = {};  // the warm-up's are not measured
     std::vector<Figure> ours;
     std::vector<Figure> theirs;
     for (unsigned i = 0; i < o.reps; ++i) {
@@ -278,6 +324,7 @@ bool network_case(const Options& o, std::string_view name, std::size_t frame_byt
     std::optional<Stats> elfin_stats;
     if (elfin) elfin_stats = elfin_bench::summarize(std::move(ours));
     print_network_line(name, frame_bytes, elfin_stats, elfin_bench::summarize(std::move(theirs)), o);
+    round_trips() = {};
     return true;
   } catch (const std::exception& e) {
     std::printf("bench=%.*s case=%.*s error=\"%s\"\n", static_cast<int>(kBench.size()), kBench.data(),
@@ -465,10 +512,16 @@ Figure remote_rtt(std::uint64_t n) {
       elfin_bench::report_error("node 2 did not answer within 30 s");
       co_return;
     }
+    auto& times = round_trips().elfin_ns;
+    times.reserve(times.size() + n);
     const auto start = Clock::now();
+    auto sent_at = start;
     for (std::uint64_t i = 0; i < n; ++i) {
       Echo echo{i};
       auto answer = co_await ctx.request(std::move(echo));
+      const auto now = Clock::now();
+      times.push_back(ns_between(sent_at, now));
+      sent_at = now;
       if (!answer || *answer != i) {
         elfin_bench::report_error(fmt::format("Echo {} came back wrong", i));
         co_return;
@@ -493,9 +546,17 @@ Figure raw_ping_pong(std::uint64_t n) {
       write_all(fd, buffer, sizeof buffer);
     }
   });
+  auto& times = round_trips().raw_ns;
+  times.reserve(times.size() + n);
   const auto start = Clock::now();
+  auto sent_at = start;
   char buffer[8] = {};
   for (std::uint64_t i = 0; i < n; ++i) {
+    if (i > 0) {
+      const auto now = Clock::now();
+      times.push_back(ns_between(sent_at, now));
+      sent_at = now;
+    }
     std::memcpy(buffer, &i, sizeof i);
     write_all(a.get(), buffer, sizeof buffer);
     std::size_t got = 0;
@@ -506,6 +567,7 @@ Figure raw_ping_pong(std::uint64_t n) {
     }
   }
   const auto stop = Clock::now();
+  times.push_back(ns_between(sent_at, stop));
   echo.join();
   return Figure{elfin_bench::seconds_between(start, stop), n};
 }

@@ -215,7 +215,15 @@ DumpChunk DumpStorage::drain() {
   return out;
 }
 
-void DumpStorage::count_limited() { shards_[thread_no() % kShards].limited.fetch_add(1, std::memory_order_relaxed); }
+void DumpStorage::count_limited() {
+  const std::uint32_t no = thread_no();
+  if (no < kOwnedCounters) {
+    auto& n = limited_by_thread_[no].n;
+    n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    return;
+  }
+  shards_[no % kShards].limited.fetch_add(1, std::memory_order_relaxed);
+}
 
 DumpingCounters DumpStorage::counters() const {
   DumpingCounters c;
@@ -224,6 +232,7 @@ DumpingCounters DumpStorage::counters() const {
     c.lost += shard.lost.load(std::memory_order_relaxed);
     c.limited += shard.limited.load(std::memory_order_relaxed);
   }
+  for (const OwnedCounter& owned : limited_by_thread_) c.limited += owned.n.load(std::memory_order_relaxed);
 
   return c;
 }
@@ -240,6 +249,41 @@ std::uint64_t unix_coarse_now_ns() {
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
   return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000 + static_cast<std::uint64_t>(now.tv_nsec);
+}
+
+// A stream over its group's limit asks the limiter on every message, and even the coarse clock
+// costs a third of such a message. So an actor's thread keeps its last reading for the next
+// kLimitClockReuse refusals within the same run of an actor: a refusal then costs a few loads
+// and a compare. A reading is only ever reused to refuse (a dump the limit may let through reads
+// the clock afresh, and that reading is the one kept), only within one run, and never outside an
+// actor (a test proxy's thread): a thread back from idle starts a new run and reads the clock
+// again, so a sparse stream is never refused by an old time. Within a run the reading lags by at
+// most kLimitClockReuse dumps (microseconds of a dense stream): a window reopens that much later
+// for that thread.
+constexpr std::uint32_t kLimitClockReuse = 64;
+struct LimitClock {
+  std::uint64_t now_ns = 0;
+  std::uint64_t run = 0;  // t_actor_runs when read
+  std::uint32_t uses_left = 0;
+};
+thread_local LimitClock t_limit_clock;
+
+/// The kept reading, if it may still be used to refuse (counting the use).
+bool reuse_limit_clock(std::uint64_t& now_ns) {
+  LimitClock& c = t_limit_clock;
+  if (c.uses_left == 0 || c.run != t_actor_runs || t_current_actor == nullptr) return false;
+  --c.uses_left;
+  now_ns = c.now_ns;
+  return true;
+}
+
+/// A fresh reading, kept for reuse.
+std::uint64_t read_limit_clock() {
+  LimitClock& c = t_limit_clock;
+  c.now_ns = unix_coarse_now_ns();
+  c.run = t_actor_runs;
+  c.uses_left = kLimitClockReuse;
+  return c.now_ns;
 }
 
 }  // namespace
@@ -291,16 +335,40 @@ void GroupDumping::configure(const DumpingConfig& config) {
   active_.store(storage_ != nullptr && !config.disabled, std::memory_order_relaxed);
 }
 
+std::uint64_t GroupDumping::take_sequence_no() {
+  // One number is left out where the limit dropped dumps since the last one taken: the gap.
+  const bool gap = dropped_.load(std::memory_order_relaxed) && dropped_.exchange(false, std::memory_order_relaxed);
+  const std::uint64_t skip = gap ? 1 : 0;
+  return next_sequence_no_.fetch_add(1 + skip, std::memory_order_relaxed) + skip;
+}
+
+void GroupDumping::note_dropped() {
+  // Written once per stretch of drops, read on every one: the line stays shared, not bounced.
+  if (!dropped_.load(std::memory_order_relaxed)) dropped_.store(true, std::memory_order_relaxed);
+}
+
 bool GroupDumping::admit(std::uint64_t now_ns, std::uint64_t& sequence_no) {
-  sequence_no = next_sequence_no_.fetch_add(1, std::memory_order_relaxed);
-  return limiter_.acquire(now_ns);
+  if (!limiter_.acquire(now_ns)) {
+    note_dropped();
+    return false;
+  }
+  sequence_no = take_sequence_no();
+  return true;
 }
 
 bool GroupDumping::admit_or_count(std::uint64_t& sequence_no) {
   // Without a limit the clock is not read (the limiter does not look at it then): dumping
   // everything is the case that must be cheap.
-  const std::uint64_t now_ns = limiter_.unlimited() ? 0 : unix_coarse_now_ns();
-  if (admit(now_ns, sequence_no)) return true;
+  if (limiter_.unlimited()) {
+    sequence_no = take_sequence_no();
+    return true;
+  }
+  // The limit decides before anything is written: a dropped dump takes no sequence number and
+  // touches no line another thread writes (the limiter's state is only read).
+  std::uint64_t kept_ns = 0;
+  const bool refused_early = reuse_limit_clock(kept_ns) && limiter_.refuses(kept_ns);
+  if (!refused_early && admit(read_limit_clock(), sequence_no)) return true;
+  note_dropped();
   storage_->count_limited();
   return false;
 }
@@ -315,8 +383,7 @@ void GroupDumping::fill_common(dumping::Dump& dump, std::uint64_t sequence_no) c
 void GroupDumping::record(ActorCell& cell, dumping::Direction direction, const Envelope& envelope) {
   const MessageVTable& vtable = envelope.vtable();
   if (!vtable.dumping_allowed) return;
-  // Admission first: a dump the rate limit drops costs no more than a coarse clock read and two
-  // atomics.
+  // Admission first: a dump the rate limit drops costs a few loads (see admit_or_count).
   std::uint64_t sequence_no = 0;
   if (!admit_or_count(sequence_no)) return;
   // Filled in place, in the storage's chunk: nothing is moved afterwards.

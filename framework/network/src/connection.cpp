@@ -1,8 +1,12 @@
 #include "connection.hpp"
 
+#include <sys/socket.h>
+
 #include <fmt/format.h>
 #include <asio/post.hpp>
 #include <asio/write.hpp>
+#include <cerrno>
+#include <system_error>
 #include <tuple>
 #include <utility>
 
@@ -42,6 +46,7 @@ Connection::Connection(NetworkState& net, asio::ip::tcp::socket socket, bool out
       reader_(static_cast<std::uint32_t>(net.config().max_frame_size.bytes)) {
   std::error_code ignored;
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  fd_ = socket_.native_handle();
 }
 
 Connection::~Connection() = default;
@@ -57,22 +62,104 @@ void Connection::start() {
 // --- writing ---------------------------------------------------------------------------------
 
 void Connection::write_now(std::string bytes) {
-  std::lock_guard lock(out_mu_);
+  std::unique_lock lock(out_mu_);
   if (out_closed_) return;
   out_ += bytes;
-  kick_writer_locked();
+  start_writing(lock);
 }
 
 void Connection::send_frame(const Frame& frame) {
-  std::lock_guard lock(out_mu_);
+  std::unique_lock lock(out_mu_);
   if (out_closed_) return;
   encode(frame, out_);
-  kick_writer_locked();
+  start_writing(lock);
 }
 
-void Connection::kick_writer_locked() {
-  if (write_in_flight_ || out_.empty()) return;
-  write_in_flight_ = true;
+namespace {
+/// Queued bytes up to this size may be written by the thread that queued them; more go to the I/O
+/// thread, so a thread never spends long in `send`.
+constexpr std::size_t kDirectWriteMaxBytes = std::size_t{16} * 1024;
+}  // namespace
+
+void Connection::start_writing(std::unique_lock<std::mutex>& lock, bool direct) {
+  if (writer_ != Writer::None || out_.empty()) return;  // the writer at work takes these bytes too
+  if (!direct || out_.size() > kDirectWriteMaxBytes) {
+    hand_to_io_thread();
+    return;
+  }
+  // Nobody writes: this thread does, now, instead of waking the I/O thread (two thread switches
+  // on every round trip). The Direct role keeps everyone else to appending, so the bytes leave
+  // in the order they were queued.
+  writer_ = Writer::Direct;
+  direct_buf_.swap(out_);
+  write_directly(lock);
+}
+
+void Connection::write_directly(std::unique_lock<std::mutex>& lock) {
+  // At most this many writes in a row on the caller's thread (more frames queued while it wrote
+  // are taken along); then the I/O thread goes on, so a sender is never held long.
+  static constexpr int kMaxDirectWrites = 4;
+  for (int writes = 1;; ++writes) {
+    lock.unlock();
+    std::size_t written = 0;
+    int error = 0;
+    {
+      std::lock_guard fd_lock(fd_mu_);
+      if (fd_closed_) {
+        error = EBADF;
+      } else {
+        while (written < direct_buf_.size()) {
+          const ssize_t n =
+              ::send(fd_, direct_buf_.data() + written, direct_buf_.size() - written, MSG_DONTWAIT | MSG_NOSIGNAL);
+          if (n > 0) {
+            written += static_cast<std::size_t>(n);
+          } else if (n < 0 && errno == EINTR) {
+            continue;
+          } else {
+            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) error = errno;
+            break;  // the socket's buffer is full (or broken)
+          }
+        }
+      }
+    }
+    if (written > 0) count_written(written);
+    lock.lock();
+    if (error != 0 || out_closed_) {
+      // Nobody writes any more (writer_ stays taken): the connection is closing, and close fails
+      // the requests whose frames never left, as it does for a failed asynchronous write.
+      direct_buf_.clear();
+      if (error != 0 && error != EBADF) {
+        lock.unlock();
+        close(fmt::format("write failed: {}", std::error_code(error, std::system_category()).message()));
+        lock.lock();
+      }
+      return;
+    }
+    if (written < direct_buf_.size()) {
+      // The socket takes no more now: what is left goes first, then what was queued meanwhile,
+      // written by the I/O thread when the socket can take it.
+      direct_buf_.erase(0, written);
+      direct_buf_.append(out_);
+      out_.swap(direct_buf_);
+      direct_buf_.clear();
+      hand_to_io_thread();
+      return;
+    }
+    direct_buf_.clear();
+    if (out_.empty()) {
+      writer_ = Writer::None;
+      return;
+    }
+    if (writes == kMaxDirectWrites || out_.size() > kDirectWriteMaxBytes) {
+      hand_to_io_thread();
+      return;
+    }
+    direct_buf_.swap(out_);
+  }
+}
+
+void Connection::hand_to_io_thread() {
+  writer_ = Writer::Io;
   asio::post(net_.io(), [self = shared_from_this()] { self->do_write(); });
 }
 
@@ -80,7 +167,7 @@ void Connection::do_write() {
   {
     std::lock_guard lock(out_mu_);
     if (out_.empty() || out_closed_) {
-      write_in_flight_ = false;
+      if (!out_closed_) writer_ = Writer::None;
       return;
     }
     write_buf_.swap(out_);
@@ -89,10 +176,7 @@ void Connection::do_write() {
     self->write_buf_.clear();
     self->count_written(n);
     if (ec) {
-      {
-        std::lock_guard lock(self->out_mu_);
-        self->write_in_flight_ = false;
-      }
+      // writer_ stays taken: nobody writes to a failed socket (see write_directly).
       self->close(fmt::format("write failed: {}", ec.message()));
       return;
     }
@@ -160,9 +244,9 @@ void Connection::fail_pending(std::uint64_t request_id) {
     state->fail(RequestError{RequestError::Failed, fmt::format("node {} did not take the request", peer_.node_no)});
 }
 
-void Connection::send_encoded(std::string& frames, std::uint64_t messages) {
+void Connection::send_encoded(std::string& frames, std::uint64_t messages, bool awaited) {
   if (frames.empty()) return;
-  std::lock_guard lock(out_mu_);
+  std::unique_lock lock(out_mu_);
   if (out_closed_) {
     frames.clear();  // requests among them were failed by close()
     return;
@@ -176,7 +260,7 @@ void Connection::send_encoded(std::string& frames, std::uint64_t messages) {
     out_.append(frames);
   }
   frames.clear();
-  kick_writer_locked();
+  start_writing(lock, awaited);
 }
 
 // --- reading ---------------------------------------------------------------------------------
@@ -342,11 +426,11 @@ void Connection::answer_failed(std::uint64_t request_id, std::uint64_t trace_id,
 }
 
 void Connection::send_response(const ResponseFrame& response) {
-  std::lock_guard lock(out_mu_);
+  std::unique_lock lock(out_mu_);
   if (out_closed_) return;  // counted only if queued, as in send_encoded
   if (traffic_) traffic_->add(traffic_->sent_messages, 1);
   encode(response, out_);
-  kick_writer_locked();
+  start_writing(lock);
 }
 
 void Connection::count_written(std::size_t bytes) {
@@ -531,17 +615,23 @@ void Connection::close(std::string reason, bool bye) {
     out_ += frame;
   }
   asio::post(net_.io(), [self = shared_from_this(), reason = std::move(reason), bye] {
-    if (bye && self->write_buf_.empty()) {
-      // A best-effort goodbye that never blocks: one non-blocking write of what is buffered (not
-      // while an asynchronous write is in flight, whose bytes would interleave).
+    if (bye) {
+      // A best-effort goodbye that never blocks: one non-blocking write of what is buffered, only
+      // if nobody is writing (an asynchronous or a direct write's bytes would interleave). Taking
+      // the writer's role keeps anyone else from starting one.
       std::string rest;
       {
         std::lock_guard lock(self->out_mu_);
-        rest.swap(self->out_);
+        if (self->writer_ == Writer::None) {
+          self->writer_ = Writer::Io;
+          rest.swap(self->out_);
+        }
       }
-      std::error_code ignored;
-      self->socket_.non_blocking(true, ignored);
-      self->count_written(self->socket_.write_some(asio::buffer(rest), ignored));
+      if (!rest.empty()) {
+        std::error_code ignored;
+        self->socket_.non_blocking(true, ignored);
+        self->count_written(self->socket_.write_some(asio::buffer(rest), ignored));
+      }
     }
     self->finish_close(reason);
   });
@@ -552,6 +642,11 @@ void Connection::finish_close(const std::string& reason) {
     std::lock_guard lock(out_mu_);
     out_closed_ = true;
     out_.clear();
+  }
+  {
+    // Waits for a direct write in progress (one non-blocking send); none starts after this.
+    std::lock_guard fd_lock(fd_mu_);
+    fd_closed_ = true;
   }
   std::error_code ignored;
   timer_.cancel();

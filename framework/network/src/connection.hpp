@@ -1,8 +1,16 @@
 // Connection: one TCP connection to a peer node — handshake, Welcome, then frames both ways.
 //
 // Reading, handshake, timers and frame dispatch run on the network's I/O thread. Writing is open
-// to every thread: a frame is appended to the outgoing buffer under a mutex, and the I/O thread
-// writes the buffer out, swapping it for an empty one, so many small frames leave in one write.
+// to every thread: a frame is appended to the outgoing buffer under a mutex. Someone waits for a
+// request and for a response, so when no write is under way (and the buffer is small, up to
+// 16 KiB) the thread appending one writes the buffer itself, at once, with a non-blocking send:
+// no wake-up of the I/O thread on the way out. Control frames (credit, pong) go the same way.
+// Frames queued by others meanwhile go with its next send. Plain messages (a stream nobody waits
+// for frame by frame) go to the I/O thread, which writes whatever has accumulated in one call
+// while the forwarder encodes the next batch: fewer, larger writes. While a write is under
+// way, frames only queue and leave with it, so many small frames leave in one write. When the socket takes no more (its
+// buffer is full) the I/O thread takes over and writes asynchronously until the buffer is empty.
+// One writer at a time keeps frames in the order they were queued.
 //
 // Requests sent over the connection wait in `pending_` for their Response; when the connection
 // closes, every one of them fails (Failed), so no requester waits forever.
@@ -75,8 +83,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   [[nodiscard]] Result<void, std::string> encode_envelope(Envelope& envelope, const TxFlow& flow, std::uint8_t group_no,
                                                           std::string& out);
   /// Any thread: queues frames made by `encode_envelope`, `messages` of them (taking the buffer's
-  /// contents; `frames` is left empty, its capacity perhaps swapped for another's).
-  void send_encoded(std::string& frames, std::uint64_t messages);
+  /// contents; `frames` is left empty, its capacity perhaps swapped for another's). `awaited`: a
+  /// request among them, which someone waits for: written at once by the calling thread if the
+  /// connection is idle; otherwise the I/O thread writes them, coalescing a stream's batches.
+  void send_encoded(std::string& frames, std::uint64_t messages, bool awaited);
   /// Any thread: appends one frame to the outgoing buffer.
   void send_frame(const Frame& frame);
   /// Any thread: a Credit frame for an inbound flow.
@@ -107,7 +117,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void start_timer();
   void on_timer();
   void write_now(std::string bytes);
-  void kick_writer_locked();
+  /// Any thread, `lock` holding out_mu_: writes what is queued unless a writer is at work; by the
+  /// calling thread if `direct` (and the bytes are few), else by the I/O thread.
+  void start_writing(std::unique_lock<std::mutex>& lock, bool direct = true);
+  /// The Direct writer's loop (`lock` held on entry and on return; released around each send).
+  void write_directly(std::unique_lock<std::mutex>& lock);
+  /// out_mu_ held: the I/O thread becomes the writer (asynchronous writes until out_ is empty).
+  void hand_to_io_thread();
+  /// I/O thread, the Io writer: writes out_ until it is empty.
   void do_write();
   void finish_close(const std::string& reason);
   /// An inbound flow's state (created on its first message).
@@ -153,10 +170,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::atomic<bool> closed_{false};
   std::atomic<std::int64_t> rtt_ns_{-1};  // written by the I/O thread, read by scrapes (relaxed: a lone value)
 
+  // Who writes to the socket: nobody, a thread writing directly (write_directly), or the I/O
+  // thread (do_write). One at a time, so frames leave in the order they were queued in out_.
+  enum class Writer : std::uint8_t { None, Direct, Io };
   std::mutex out_mu_;
   std::string out_;               // guarded by out_mu_
-  bool write_in_flight_ = false;  // guarded by out_mu_
+  Writer writer_ = Writer::None;  // guarded by out_mu_
   bool out_closed_ = false;       // guarded by out_mu_
+  std::string direct_buf_;        // the Direct writer's (taken from out_)
+  // Held by a direct writer around its send and by finish_close around marking the descriptor
+  // closed, so a direct write never meets a closed (or reused) descriptor.
+  std::mutex fd_mu_;
+  bool fd_closed_ = false;  // guarded by fd_mu_
+  int fd_ = -1;             // the socket's descriptor, set at construction
 
   std::mutex flows_mu_;
   std::unordered_map<std::uint32_t, std::shared_ptr<TxFlow>> tx_flows_;  // guarded by flows_mu_

@@ -77,11 +77,13 @@ struct Outbox {
   std::shared_ptr<TxFlow> flow;
   std::string frames;
   std::uint64_t messages = 0;  ///< in `frames`, for the peer's sent-messages counter
+  bool awaited = false;        ///< a request among them: the connection writes it at once if idle
 
   void flush() {
-    if (conn) conn->send_encoded(frames, messages);
+    if (conn) conn->send_encoded(frames, messages, awaited);
     frames.clear();
     messages = 0;
+    awaited = false;
   }
 };
 
@@ -140,9 +142,11 @@ Task<> forward(Ctx ctx, std::shared_ptr<NetworkState> net, std::uint16_t node, s
           continue;
         }
       }
+      const bool request = envelope.kind() == MessageKind::Request;
       auto encoded = out.conn->encode_envelope(envelope, *out.flow, group_no, out.frames);
       if (encoded) {
         ++out.messages;
+        out.awaited = out.awaited || request;
       } else {
         drop(envelope, node, encoded.error(), dropped);
       }

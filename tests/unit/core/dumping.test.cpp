@@ -2,6 +2,7 @@
 // identities, and what the per-group and per-message controls leave out.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <limits>
@@ -11,6 +12,7 @@
 
 #include <elfin/dumping.hpp>
 #include <elfin/internal/dump_storage.hpp>
+#include <elfin/testing/proxy.hpp>
 
 #include "test_support.hpp"
 
@@ -292,7 +294,7 @@ TEST_CASE("system.dumping.max_rate drops dumps over the rate and counts them", "
   CHECK(describe(dumps, "client").size() == 1008);  // the client's own dumps are not limited
 }
 
-TEST_CASE("the rate limit takes a sequence number even for a dropped dump, so gaps show", "[core][dumping]") {
+TEST_CASE("a stretch of dumps the rate limit dropped skips one sequence number, so a gap shows", "[core][dumping]") {
   detail::GroupDumping group;
   group.configure(DumpingConfig{false, 2});  // 2 per second: one every 500 ms, one second of burst
   const std::uint64_t t0 = 1'000'000'000'000;
@@ -302,12 +304,101 @@ TEST_CASE("the rate limit takes a sequence number even for a dropped dump, so ga
     if (group.admit(t0 + at_ms * 1'000'000, seq)) admitted.push_back(seq);
   };
   for (int i = 0; i < 5; ++i) offer(0);  // a burst: two pass (a second's worth), three are dropped
-  offer(400);                            // too soon
-  offer(500);                            // the next slot
+  offer(400);                            // too soon: dropped too, in the same stretch
+  offer(500);                            // the next slot: one number skipped for the stretch
   offer(3000);                           // long after: the burst budget is back
   offer(3000);
-  offer(3000);
-  CHECK(admitted == std::vector<std::uint64_t>{1, 2, 7, 8, 9});
+  offer(3000);  // dropped: the next admitted one skips a number again
+  offer(4000);
+  CHECK(admitted == std::vector<std::uint64_t>{1, 2, 4, 5, 6, 8});
+}
+
+TEST_CASE("a limited group dumps at most its limit per second, with increasing sequence numbers", "[core][dumping]") {
+  // 100 dumps a second, offered 100 every 10 ms for 5 s of a driven clock: the first second's
+  // burst (100), then at most 100 in each further second.
+  detail::GroupDumping group;
+  group.configure(DumpingConfig{false, 100});
+  const std::uint64_t t0 = 1'000'000'000'000;
+  std::vector<std::uint64_t> per_second(5, 0);
+  std::uint64_t last_seq = 0;
+  bool increasing = true;
+  for (std::uint64_t ms = 0; ms < 5000; ms += 10) {
+    for (int i = 0; i < 100; ++i) {
+      std::uint64_t seq = 0;
+      if (!group.admit(t0 + ms * 1'000'000, seq)) continue;
+      increasing = increasing && seq > last_seq;
+      last_seq = seq;
+      ++per_second[ms / 1000];
+    }
+  }
+  CHECK(increasing);
+  CHECK(per_second[0] <= 200);  // the burst and the first second's rate
+  for (std::size_t s = 1; s < per_second.size(); ++s) {
+    CHECK(per_second[s] <= 101);  // a window's edges may hold one more
+    CHECK(per_second[s] >= 99);   // and the limit is not stricter than it says
+  }
+}
+
+TEST_CASE("a limited group's dumps through the runtime: within the limit, numbers increase, limited ones counted",
+          "[core][dumping]") {
+  // The real path (the per-thread reuse of the limit's clock included), 5000 Increments against
+  // 50 dumps a second at the server: what passes stays within the burst plus the time it took.
+  journal().clear();
+  StartOptions options;
+  options.workers = 2;
+  options.config_toml = "[client]\nburst = 5000\n[server.system.dumping]\nmax_rate = 50\n";
+  const auto start = std::chrono::steady_clock::now();
+  auto system = System::start(dumping_topology(true), std::move(options));
+  REQUIRE(system.ok());
+  CHECK(journal().wait_for_line("client done: hi 5003"));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto drained = system->dump_storage()->drain();
+  const auto counters = system->dump_storage()->counters();
+  system->terminate("test over");
+  system->join();
+  std::vector<std::uint64_t> server_seq;  // in the order the one server actor recorded them
+  for (const auto& d : drained.dumps) {
+    if (*d.group == "server") server_seq.push_back(d.sequence_no);
+  }
+  REQUIRE(server_seq.size() >= 50);
+  CHECK(static_cast<double>(server_seq.size()) <= 50.0 * (1.0 + seconds) + 1.0);
+  CHECK(std::is_sorted(server_seq.begin(), server_seq.end()));
+  CHECK(std::adjacent_find(server_seq.begin(), server_seq.end()) == server_seq.end());  // no number twice
+  // The server offers the 8 dumps of the script without a burst (see the test of `disabled`) and
+  // one per Increment of the burst: each is either recorded or counted as limited (the client has
+  // no limit, so it adds to neither).
+  CHECK(counters.limited + server_seq.size() == 5000 + 8);
+  // The first dump after the burst ran out skips a number: the gap shows the dropped ones.
+  if (server_seq.size() > 50) CHECK(server_seq[50] >= 52);
+}
+
+TEST_CASE("a limited group that was idle dumps again: the limit's clock is read afresh after idling",
+          "[core][dumping]") {
+  // A burst exhausts 1000 dumps a second; once the server has been idle long enough for the
+  // window to reopen (1 ms at this rate; waited for on the realtime clock the limit uses, whose
+  // steps are a few ms), its next message is dumped, not refused by a time read before the idle.
+  Topology topology;
+  topology.local("server").mount(ActorGroup().exec(server));
+  topology.local("system.dumpers").mount(ActorGroup().exec(idle_dumper));
+  StartOptions start;
+  start.workers = 1;
+  start.config_toml = "[server.system.dumping]\nmax_rate = 1000\n";
+  auto proxy = elfin::testing::proxy(std::move(topology), "server", std::move(start));
+  for (int i = 0; i < 3000; ++i) proxy.send(Increment{1});
+  CHECK(proxy.request(GetValue{}) == 3000);  // the server took them all
+  const auto wait_until = std::chrono::system_clock::now() + std::chrono::milliseconds(30);
+  while (std::chrono::system_clock::now() < wait_until) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  proxy.send(Increment{7});
+  CHECK(proxy.request(GetValue{}) == 3007);
+  auto drained = proxy.system().dump_storage()->drain();
+  bool last_seen = false;
+  for (const auto& d : drained.dumps) {
+    if (*d.group != "server" || d.direction != dumping::Direction::In || d.vtable->name != "Increment") continue;
+    // The copied body of Increment{7}: the only Increment with that delta.
+    const std::string body = dumping::encode_body(d);
+    if (body.find('\x07') != std::string::npos) last_seen = true;
+  }
+  CHECK(last_seen);
 }
 
 TEST_CASE("max_rate 0 admits no dump, and 1e9 or more admits every one", "[core][dumping]") {

@@ -15,8 +15,9 @@
 // Per message type: `ELFIN_NO_DUMPING;` inside the struct. Per field: wrap it in `Hidden<T>` and
 // dumps show "<hidden>" while the network and everything else see the value.
 //
-// Every dump takes the group's next sequence number, even one then dropped by the rate limit, so a
-// gap in a group's `s` values shows where dumps are missing.
+// A dump the rate limit lets through takes the group's next sequence number; a stretch of dropped
+// dumps skips one number, and a dump lost to a full storage skips its own, so any gap in a group's
+// `s` values shows where dumps are missing (how many the limit dropped: the limited counter).
 //
 // Where dumps wait for the dumper (the storage, its shards and chunks) is the runtime's business:
 // elfin/internal/dump_storage.hpp, outside the public headers.

@@ -135,7 +135,9 @@ class DumpStorage {
   /// and drains before they fill the storage and fall out of the caches. An empty `alarm` clears
   /// it; when this returns, no call of the previous alarm is running.
   void set_backlog_alarm(std::size_t chunks, std::function<void()> alarm);
-  /// Counts a dump a group's rate limit dropped (in the calling thread's shard: no shared line).
+  /// Counts a dump a group's rate limit dropped: on most threads (the first kOwnedCounters to
+  /// record) in a counter only that thread writes, a load and a store with no read-modify-write,
+  /// since a stream over its limit pays this on every message; elsewhere in the thread's shard.
   void count_limited();
   [[nodiscard]] DumpingCounters counters() const;
 
@@ -174,6 +176,11 @@ class DumpStorage {
   DumpChunk empty_chunk();
 
   std::array<Shard, kShards> shards_;
+  static constexpr std::size_t kOwnedCounters = 64;
+  struct alignas(64) OwnedCounter {
+    std::atomic<std::uint64_t> n{0};  // written by the thread whose thread_no() is its index only
+  };
+  std::array<OwnedCounter, kOwnedCounters> limited_by_thread_;
   std::mutex pool_mu_;
   std::vector<DumpChunk> pool_;  // guarded by pool_mu_; empty chunks with their memory
   std::size_t max_pool_;         // enough chunks for the whole capacity, and no more

@@ -237,6 +237,7 @@ class Driver {
 
   /// Closes the client's operation: answered, refused (not in the history) or unknown (pending).
   void finish(Client& c) {
+    if (!c.op) return;
     InFlight op = std::move(*c.op);
     c.op.reset();
     const bool timed_out = !std::visit([](const auto& r) { return r.done(); }, op.request);
@@ -379,22 +380,24 @@ class Driver {
         std::optional<lin::KvOutput> got;
         for (int attempt = 0; attempt < 50 && !got; ++attempt) {
           send(reader, p, lin::KvInput::get(key));
-          cluster_.run_until([&] { return done(*reader.op); }, kClientTimeout + 1s);
-          const bool answered = std::visit([](const auto& r) { return r.done(); }, reader.op->request);
-          auto& request = std::get<1>(reader.op->request);
-          if (answered) {
+          if (!reader.op) break;
+          InFlight& op = *reader.op;
+          cluster_.run_until([&] { return done(op); }, kClientTimeout + 1s);
+          auto& request = std::get<1>(op.request);
+          if (request.done()) {
             auto answer = request.result();
             ++result_.stats.reads;
             if (answer && *answer) {
-              got = decode_output((*answer)->response);
-              reader.record->ok(reader.op->ticket, *got);
+              const lin::KvOutput out = decode_output((*answer)->response);
+              reader.record->ok(op.ticket, out);
+              got = out;
             } else {
-              reader.record->failed(reader.op->ticket);
+              reader.record->failed(op.ticket);
               retarget(reader, p, answer ? answer->error().leader_hint : 0);
               cluster_.advance(50ms);
             }
           } else {
-            reader.record->failed(reader.op->ticket);
+            reader.record->failed(op.ticket);
             retarget(reader, p, 0);
           }
           reader.op.reset();

@@ -347,7 +347,7 @@ CheckResult check(const M& model, const History<typename M::Input, typename M::O
 
   for (Slot& slot : slots) {
     result.steps += slot.steps;
-    if (slot.outcome == detail::KeyOutcome::Violation) {
+    if (slot.outcome == detail::KeyOutcome::Violation && slot.violation.has_value()) {
       result.violations.push_back(std::move(*slot.violation));
     } else if (slot.outcome == detail::KeyOutcome::Unknown &&
                !(options.stop_at_first_violation && !slot.searched && stop.load(std::memory_order_relaxed))) {

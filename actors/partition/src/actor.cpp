@@ -44,7 +44,9 @@
 
 #include <elfin/actors/partition/kv_state_machine.hpp>
 #include <elfin/actors/partition/snapshot_file.hpp>
+#include <elfin/detail/timer_service.hpp>
 #include <elfin/handle.hpp>
+#include <elfin/internal/system_hooks.hpp>
 #include <elfin/interval.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/messages.hpp>
@@ -250,9 +252,10 @@ class PartitionActor {
     raft.check_quorum = config_.check_quorum;
     raft.max_inflight = config_.max_inflight;
     raft.max_bytes_per_append = config_.max_append_bytes.bytes;
-    // Different on every replica and partition, so their election timeouts differ.
+    // Different on every replica and partition, so their election timeouts differ; from the
+    // system's clock, so that a simulated cluster's seed replays the same timeouts.
     raft.seed = (partition_ * 0x9E3779B97F4A7C15ull) ^ (node_id_ * 0xC2B2AE3D27D4EB4Full) ^
-                static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
+                static_cast<std::uint64_t>(now().time_since_epoch().count());
     node_ = std::make_unique<rf::Node>(raft, std::move(recovered), [this] { return snapshot_; });
     ready_ = true;
   }
@@ -261,7 +264,7 @@ class PartitionActor {
 
   void on_tick(const Tick&) {
     node_->tick();
-    expire(Clock::now());
+    expire(now());
   }
 
   void on_raft_message(const pr::RaftMessage& message) {
@@ -381,7 +384,13 @@ class PartitionActor {
     transfers_.push_back(PendingTransfer{transfer.to, std::move(token), deadline()});
   }
 
-  [[nodiscard]] Clock::time_point deadline() const { return Clock::now() + config_.proposal_timeout; }
+  [[nodiscard]] Clock::time_point deadline() const { return now() + config_.proposal_timeout; }
+
+  /// The system's clock (System::now): the steady clock, or virtual time in a simulated cluster,
+  /// where deadlines then pass with the cluster's time and not with the machine's.
+  [[nodiscard]] Clock::time_point now() const {
+    return detail::timers_of(detail::ActorCellAccess::cell(ctx_)->group().system()).now();
+  }
 
   // --- the Ready loop -----------------------------------------------------------------------
 

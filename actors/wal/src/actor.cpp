@@ -14,6 +14,10 @@
 // roll back to their durable index, and their entries still waiting in later batches (which may
 // follow the lost ones) fail with the same error. A failed fdatasync fails every waiter and the
 // WAL itself: afterwards everything is answered WalFailed.
+//
+// Time comes from the system's clock, and under virtual time the I/O runs on the actor's worker
+// instead of the I/O thread (see `post`): a simulated cluster's seed then replays the WAL's
+// batching exactly.
 #include "actor.hpp"
 
 #include <algorithm>
@@ -190,7 +194,8 @@ class WalActor {
   void start() {
     fs_ = factory_ ? factory_(wal_id_) : std::make_shared<lw::PosixFileSystem>();
     detail::SystemCore* system = &detail::ActorCellAccess::cell(ctx_)->group().system();
-    if (detail::timers_of(*system).is_virtual()) system_held_ = system;
+    timers_ = &detail::timers_of(*system);
+    inline_io_ = timers_->is_virtual();
     const Addr self = ctx_.addr();
     io_.emplace([system, self] {
       detail::SendOp op{*system, self, Envelope::make(IoDone{}, Addr{}, TraceId::generate()),
@@ -488,7 +493,7 @@ class WalActor {
     if (sealed_.empty()) return;
     in_flight_ = std::move(sealed_.front());
     sealed_.pop_front();
-    posted_at_ = std::chrono::steady_clock::now();
+    posted_at_ = timers_->now();
     ++jobs_in_flight_;
     post([this, batch = in_flight_.get()]() -> IoThread::Completion {
       auto durable = store_->commit(batch->records);
@@ -504,7 +509,7 @@ class WalActor {
   /// failed commit was rolled back and only its batch is lost.
   void on_committed(lw::WalResult<lw::Durable> durable, bool writer_failed) {
     std::unique_ptr<Batch> batch = std::move(in_flight_);
-    last_sync_ = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - posted_at_);
+    last_sync_ = std::chrono::duration_cast<std::chrono::nanoseconds>(timers_->now() - posted_at_);
     ++regroup_generation_;
     regroup_armed_ = false;
     regroup_target_ = durable ? batch->waiters.size() : 0;
@@ -629,28 +634,26 @@ class WalActor {
     pump();  // the rest runs inline, batch after batch (see post)
   }
 
-  /// Hands a job to the I/O thread; once that stopped (finish), runs it and its completion here.
+  /// Hands a job to the I/O thread; once that stopped (finish), or under virtual time, runs it and
+  /// its completion here, at once.
+  ///
+  /// Virtual time (a test proxy's, a simulated cluster's) runs the I/O inline so that a run
+  /// replays exactly: with the thread, where a completion lands among the messages of one instant
+  /// is up to the machine, and so is the batching that follows. Inline, the job's fdatasync takes
+  /// no virtual time, batches are what the mailbox held, and the order is the messages' own.
   void post(IoThread::Job job) {
-    if (io_ && !io_stopped_) {
-      io_->post(system_held_ != nullptr ? held(std::move(job)) : std::move(job));
+    if (io_ && !io_stopped_ && !inline_io_) {
+      io_->post(std::move(job));
       return;
     }
     IoThread::Completion done = job();
     done();
   }
 
-  /// Under virtual time a job keeps the system from counting as settled until its completion has
-  /// run here, so `advance_time` (and a simulated cluster) waits for the disk like for an actor.
-  IoThread::Job held(IoThread::Job job) {
-    auto hold = std::make_shared<detail::QuiescenceHold>(*system_held_);
-    return [job = std::move(job), hold = std::move(hold)]() mutable -> IoThread::Completion {
-      return [done = job(), hold = std::move(hold)] { done(); };
-    };
-  }
-
   WalContext ctx_;
-  /// The system, under virtual time only (see `held`).
-  detail::SystemCore* system_held_ = nullptr;
+  /// The system's clock (virtual in a simulated cluster), for the sync time that paces regrouping.
+  detail::TimerService* timers_ = nullptr;
+  bool inline_io_ = false;  ///< virtual time: I/O runs on the actor's worker (see `post`)
   FileSystemFactory factory_;
   Config config_;
   std::uint32_t wal_id_ = 0;
@@ -669,7 +672,7 @@ class WalActor {
   std::size_t regroup_target_ = 0;
   std::uint64_t regroup_generation_ = 0;
   bool regroup_armed_ = false;
-  std::chrono::steady_clock::time_point posted_at_;
+  detail::TimerService::TimePoint posted_at_;
   std::chrono::nanoseconds last_sync_{0};
   std::deque<Envelope> deferred_;
 

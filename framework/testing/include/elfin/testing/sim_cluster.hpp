@@ -33,12 +33,13 @@
 // order. So the same seed and the same test give the same run: the same messages, delays, drops,
 // timer firings and crashes, in the same order (`trace()` records them; a test compares two runs).
 // What is not: anything that reads the real clock or real randomness (TraceId::generate, an
-// actor's std::random_device or steady_clock, the WAL actors' batching, which times its fdatasync
-// on the real clock), threads of a group's own whose results arrive between an actor's messages
-// (the WAL actors' I/O threads: the run settles for them, but when their completion lands among
+// actor's std::random_device or steady_clock), threads of a group's own whose results arrive
+// between an actor's messages (the run settles for them, but when their completion lands among
 // the messages of the same instant is up to the machine), and unordered containers of pointers.
 // Such groups still run correctly under the cluster; only their interleavings within one instant
-// may differ between two runs of a seed.
+// may differ between two runs of a seed. Groups that read the system's clock (System::now, as
+// the partition and WAL actors do) replay exactly; the WAL actors also do their I/O inline under
+// virtual time, for that reason.
 //
 // A seed: `SimClusterOptions::seed`, else the environment variable ELFIN_SIM_SEED, else a random
 // one, printed to stderr. Errors the cluster throws (SimError) name the seed; so does the

@@ -1,0 +1,463 @@
+// The partition sim's driver (see sim_run.hpp).
+#include "sim_run.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include <elfin/actors/partition.hpp>
+#include <elfin/actors/wal.hpp>
+#include <elfin/elfin.hpp>
+#include <elfin/linearizability/checker.hpp>
+#include <elfin/linearizability/recorder.hpp>
+#include <elfin/protocols/raft.hpp>
+#include <elfin/testing/sim_cluster.hpp>
+
+#include "register_map.hpp"
+
+namespace psim {
+
+namespace {
+
+namespace pr = elfin::protocols::raft;
+using namespace std::chrono_literals;
+using Nanos = std::chrono::nanoseconds;
+using elfin::testing::SimCluster;
+using elfin::testing::SimNode;
+using elfin::testing::SimRequest;
+using KvRecorder = lin::Recorder<lin::KvInput, lin::KvOutput>;
+
+constexpr std::uint16_t kNodes = 3;
+constexpr std::uint64_t kPartitions = 2;
+constexpr std::uint64_t kKeysPerPartition = 3;
+/// A client gives up on a request after this (virtual) time; the proposal timeout is 1 s.
+constexpr Nanos kClientTimeout = 3s;
+
+/// A directory for the nodes' disks on tmpfs when there is one: the simulated disk models power
+/// loss itself, so real fdatasyncs would only slow the run down.
+class DiskRoot {
+ public:
+  DiskRoot() {
+    const std::filesystem::path base = std::filesystem::is_directory("/dev/shm")
+                                           ? std::filesystem::path("/dev/shm")
+                                           : std::filesystem::temp_directory_path();
+    std::string pattern = (base / "elfin-partition-sim-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  DiskRoot(const DiskRoot&) = delete;
+  DiskRoot& operator=(const DiskRoot&) = delete;
+  ~DiskRoot() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+elfin::testing::SimClusterOptions cluster_options(std::uint64_t seed, const DiskRoot& root) {
+  elfin::testing::SimClusterOptions options;
+  options.nodes = kNodes;
+  options.seed = seed;
+  options.disk_root = root.path();
+  options.config = [](const SimNode& node) {
+    return fmt::format(R"(
+[wal]
+dir = "{}"
+wal_count = 2
+segment_bytes = "256KiB"
+preallocate = false
+
+[partitions]
+nodes = [1, 2, 3]
+tick = "10ms"
+election_ticks = 10
+heartbeat_ticks = 1
+snapshot_dir = "{}-snapshots"
+snapshot_every = 40
+proposal_timeout = "1s"
+)",
+                       node.disk().dir(), node.disk().dir());
+  };
+  return options;
+}
+
+elfin::Topology node_topology(SimNode& node, const std::shared_ptr<AppliedLog>& applied) {
+  elfin::Topology topology;
+  auto disk = node.disk().file_system();
+  auto wal = topology.local("wal");
+  wal.mount(elfin::actors::wal::blueprint({.file_system = [disk](std::uint32_t) { return disk; }}));
+  elfin::testing::SimRemoteGroupOptions front;
+  for (std::uint16_t n = 1; n <= kNodes; ++n) {
+    if (n != node.node_no()) front.nodes.push_back(n);
+  }
+  front.remote_name = "partitions";
+  front.pick = ap::peer_node;
+  auto peers = topology.local("partitions.peers");
+  peers.mount(elfin::testing::sim_remote_group(std::move(front)));
+  ap::Options options;
+  options.state_machine = [applied, n = node.node_no()](std::uint64_t partition) {
+    return std::make_unique<RegisterMap>(applied, n, partition);
+  };
+  auto partitions = topology.local("partitions");
+  partitions.mount(ap::blueprint(std::move(options)));
+  partitions.route_to(wal, elfin::filters::protocol("wal"));
+  partitions.route_to(peers, elfin::filters::messages<pr::RaftMessage>());
+  return topology;
+}
+
+std::string key_name(std::uint64_t partition, std::uint64_t k) { return fmt::format("p{}k{}", partition, k); }
+
+class Driver {
+ public:
+  Driver(const RunOptions& options, SimCluster& cluster, RunResult& result)
+      : options_(options), cluster_(cluster), result_(result), recorder_([this] { return ++clock_; }) {
+    for (std::size_t i = 0; i < options.clients; ++i) {
+      Client c;
+      c.record = &recorder_.client();
+      for (std::uint64_t p = 0; p < kPartitions; ++p) c.target[p] = pick_node();
+      clients_.push_back(std::move(c));
+    }
+    next_fault_ = 50ms;
+  }
+
+  void run() {
+    // The faulty phase: every client keeps one operation in flight until enough were started.
+    while (started_ < options_.operations || in_flight() > 0) {
+      if (cluster_.now() > 120s) throw std::runtime_error("the run does not finish (livelock?)");
+      for (Client& c : clients_) {
+        if (!c.op && started_ < options_.operations && cluster_.now() >= c.not_before) start(c);
+      }
+      cluster_.run_until([&] { return any_done(); }, 5ms);
+      harvest();
+      if (options_.faults) faults();
+    }
+    heal();
+    // Time for elections and catch-up, then one linearizable read of every key.
+    cluster_.advance(1s);
+    final_reads();
+  }
+
+ private:
+  struct InFlight {
+    KvRecorder::Ticket ticket;
+    lin::KvInput input;
+    std::uint64_t partition = 0;
+    std::uint16_t node = 0;
+    Nanos started{0};
+    std::variant<SimRequest<elfin::Result<pr::Proposed, pr::RaftError>>,
+                 SimRequest<elfin::Result<pr::ReadResult, pr::RaftError>>>
+        request;
+  };
+  struct Client {
+    KvRecorder::Client* record = nullptr;
+    std::optional<InFlight> op;
+    std::uint16_t target[kPartitions] = {};
+    std::map<std::string, std::uint64_t> seen;  // the last version this client saw per key
+    std::uint64_t seq = 0;
+    Nanos not_before{0};  // after a refusal, the client waits a little before it tries again
+  };
+
+  std::uint16_t pick_node() { return static_cast<std::uint16_t>(1 + cluster_.random().below(kNodes)); }
+
+  [[nodiscard]] std::size_t in_flight() const {
+    return static_cast<std::size_t>(
+        std::count_if(clients_.begin(), clients_.end(), [](const Client& c) { return c.op.has_value(); }));
+  }
+
+  [[nodiscard]] bool done(const InFlight& op) const {
+    if (cluster_.now() - op.started > kClientTimeout) return true;
+    return std::visit([](const auto& r) { return r.done(); }, op.request);
+  }
+  [[nodiscard]] bool any_done() const {
+    return std::any_of(clients_.begin(), clients_.end(), [&](const Client& c) { return c.op && done(*c.op); });
+  }
+
+  lin::KvInput choose(Client& c, std::uint64_t partition) {
+    auto& r = cluster_.random();
+    const std::string key = key_name(partition, r.below(kKeysPerPartition));
+    const std::string value = fmt::format("c{}.{}", c.record->id(), ++c.seq);
+    auto seen = c.seen.find(key);
+    // An expected version: the one this client last saw (often current), now and then 0 or a stale one.
+    std::uint64_t expected = seen == c.seen.end() ? 0 : seen->second;
+    if (r.below(5) == 0) expected = r.below(2) == 0 ? 0 : expected / 2;
+    const std::uint64_t kind = r.below(100);
+    if (kind < 35) return lin::KvInput::get(key);
+    if (kind < 65) return lin::KvInput::put(key, value);
+    if (kind < 82) return lin::KvInput::cas(key, expected, value);
+    if (kind < 92) return lin::KvInput::del(key);
+    return lin::KvInput::delete_if_version(key, std::max<std::uint64_t>(expected, 1));
+  }
+
+  void start(Client& c) {
+    const std::uint64_t partition = cluster_.random().below(kPartitions);
+    send(c, partition, choose(c, partition));
+    ++started_;
+  }
+
+  void send(Client& c, std::uint64_t partition, lin::KvInput input) {
+    const std::uint16_t node = c.target[partition];
+    auto ticket = c.record->invoke(input);
+    if (input.call == lin::KvCall::Get) {
+      const bool stale = options_.stale_reads && !healed_;
+      const std::uint16_t at = stale ? pick_node() : node;
+      auto request = cluster_.request(at, "partitions", pr::Read{partition, encode(input), stale});
+      c.op.emplace(InFlight{ticket, std::move(input), partition, node, cluster_.now(), std::move(request)});
+    } else {
+      auto request = cluster_.request(node, "partitions", pr::Propose{partition, encode(input)});
+      c.op.emplace(InFlight{ticket, std::move(input), partition, node, cluster_.now(), std::move(request)});
+    }
+  }
+
+  void remember(Client& c, const lin::KvInput& input, const lin::KvOutput& out) {
+    if (out.version != 0) c.seen[input.key] = out.version;
+  }
+
+  /// Where to go next after an error: the hint if it names a node, else another node after a
+  /// pause (an election may be under way). A refused operation does not count as started.
+  void retarget(Client& c, std::uint64_t partition, std::uint64_t hint) {
+    if (hint >= 1 && hint <= kNodes) {
+      c.target[partition] = static_cast<std::uint16_t>(hint);
+    } else {
+      c.target[partition] = pick_node();
+      c.not_before = cluster_.now() + std::chrono::milliseconds(10 + cluster_.random().below(40));
+    }
+  }
+
+  /// Closes the client's operation: answered, refused (not in the history) or unknown (pending).
+  void finish(Client& c) {
+    if (!c.op) return;
+    InFlight op = std::move(*c.op);
+    c.op.reset();
+    const bool timed_out = !std::visit([](const auto& r) { return r.done(); }, op.request);
+    if (timed_out) return unknown(c, op);
+    if (auto* read = std::get_if<1>(&op.request)) {
+      auto answer = read->result();
+      ++result_.stats.reads;
+      if (!answer || !*answer) {
+        // A read has no effect: one that failed is simply not part of the history.
+        c.record->failed(op.ticket);
+        retarget(c, op.partition, answer ? answer->error().leader_hint : 0);
+        --started_;
+        return;
+      }
+      const lin::KvOutput out = decode_output((*answer)->response);
+      remember(c, op.input, out);
+      c.record->ok(op.ticket, out);
+      return;
+    }
+    auto answer = std::get<0>(op.request).result();
+    if (!answer) return unknown(c, op);  // the node went down or the network lost it
+    if (!*answer) {
+      const pr::RaftError& error = answer->error();
+      if (error.kind == pr::RaftErrorKind::NotLeader) {  // refused before anything was proposed
+        ++result_.stats.not_leader;
+        c.record->failed(op.ticket);
+        retarget(c, op.partition, error.leader_hint);
+        --started_;
+        return;
+      }
+      retarget(c, op.partition, 0);
+      return unknown(c, op);  // Dropped, Timeout, ShuttingDown, Unavailable: it may have applied
+    }
+    const lin::KvOutput out = decode_output((*answer)->response);
+    if (out.status == lin::KvStatus::Ok && (op.input.call == lin::KvCall::Put || op.input.call == lin::KvCall::Cas)) {
+      ++result_.stats.acknowledged_writes;
+      acknowledged_[op.input.key] = std::max(acknowledged_[op.input.key], out.version);
+    }
+    last_leader_[op.partition] = op.node;
+    remember(c, op.input, out);
+    c.record->ok(op.ticket, out);
+  }
+
+  void unknown(Client& c, const InFlight& op) {
+    ++result_.stats.unknown;
+    c.record->unknown(op.ticket);
+    // As Knossos has it: a client with an operation in limbo is gone; a new one takes its place.
+    KvRecorder::Client* fresh = &recorder_.client();
+    c.record = fresh;
+  }
+
+  void harvest() {
+    for (Client& c : clients_) {
+      if (c.op && done(*c.op)) finish(c);
+    }
+  }
+
+  // --- faults ---------------------------------------------------------------------------------
+
+  void faults() {
+    const Nanos now = cluster_.now();
+    for (auto it = undo_.begin(); it != undo_.end();) {
+      if (it->first > now) {
+        ++it;
+        continue;
+      }
+      it->second();
+      it = undo_.erase(it);
+    }
+    if (now < next_fault_) return;
+    auto& r = cluster_.random();
+    next_fault_ = now + std::chrono::milliseconds(50 + r.below(250));
+    const auto lasting = [&] { return now + std::chrono::milliseconds(100 + r.below(500)); };
+    const std::uint64_t kind = r.below(4);
+    switch (kind) {
+      case 0:    // one node cut off from the others
+      case 1: {  // the leader of a partition (as last seen by a client) cut off
+        if (network_fault_) return;
+        std::uint16_t node = pick_node();
+        if (kind == 1) {
+          const std::uint64_t p = r.below(kPartitions);
+          if (last_leader_[p] != 0) node = last_leader_[p];
+        }
+        network_fault_ = true;
+        ++result_.stats.isolations;
+        cluster_.network().isolate(node);
+        cluster_.note(fmt::format("isolate node {}", node));
+        undo_.emplace_back(lasting(), [this] {
+          cluster_.network().heal_all();
+          network_fault_ = false;
+        });
+        return;
+      }
+      case 2: {  // a crash with power loss, a restart later
+        if (down_ != 0) return;
+        const std::uint16_t node = pick_node();
+        const std::uint64_t torn = r.below(2) == 0 ? 0 : r.below(64);
+        ++result_.stats.crashes;
+        cluster_.crash(node, torn);
+        down_ = node;
+        undo_.emplace_back(lasting(), [this] {
+          cluster_.restart(down_);
+          down_ = 0;
+        });
+        return;
+      }
+      default: {  // lossy, duplicating, reordering links
+        if (lossy_) return;
+        lossy_ = true;
+        ++result_.stats.lossy_links;
+        cluster_.network().set_faults(elfin::testing::LinkFaults{1ms, 12ms, 0.05, 0.05, true});
+        undo_.emplace_back(lasting(), [this] {
+          cluster_.network().clear_faults();
+          lossy_ = false;
+        });
+        return;
+      }
+    }
+  }
+
+  void heal() {
+    for (auto& [at, undo] : undo_) undo();
+    undo_.clear();
+    cluster_.network().heal_all();
+    cluster_.network().clear_faults();
+    for (std::uint16_t n = 1; n <= kNodes; ++n) {
+      if (!cluster_.is_up(n)) cluster_.restart(n);
+    }
+    cluster_.note("healed");
+    healed_ = true;
+  }
+
+  // --- the end --------------------------------------------------------------------------------
+
+  void final_reads() {
+    Client& reader = clients_.front();
+    for (std::uint64_t p = 0; p < kPartitions; ++p) {
+      for (std::uint64_t k = 0; k < kKeysPerPartition; ++k) {
+        const std::string key = key_name(p, k);
+        std::optional<lin::KvOutput> got;
+        for (int attempt = 0; attempt < 50 && !got; ++attempt) {
+          send(reader, p, lin::KvInput::get(key));
+          if (!reader.op) break;
+          InFlight& op = *reader.op;
+          cluster_.run_until([&] { return done(op); }, kClientTimeout + 1s);
+          auto& request = std::get<1>(op.request);
+          if (request.done()) {
+            auto answer = request.result();
+            ++result_.stats.reads;
+            if (answer && *answer) {
+              const lin::KvOutput out = decode_output((*answer)->response);
+              reader.record->ok(op.ticket, out);
+              got = out;
+            } else {
+              reader.record->failed(op.ticket);
+              retarget(reader, p, answer ? answer->error().leader_hint : 0);
+              cluster_.advance(50ms);
+            }
+          } else {
+            reader.record->failed(op.ticket);
+            retarget(reader, p, 0);
+          }
+          reader.op.reset();
+        }
+        if (!got) {
+          result_.problems.push_back(fmt::format("key {} could not be read after the cluster healed", key));
+          continue;
+        }
+        // Versions are log indexes: an acknowledged write's version is at most the final one,
+        // unless a delete removed the key since (then the checker judges the order).
+        auto acked = acknowledged_.find(key);
+        if (acked != acknowledged_.end() && got->status == lin::KvStatus::Ok && got->version < acked->second) {
+          result_.problems.push_back(
+              fmt::format("key {}: a write acknowledged with version {} is lost; the final read "
+                          "shows version {}",
+                          key, acked->second, got->version));
+        }
+      }
+    }
+  }
+
+ public:
+  [[nodiscard]] lin::History<lin::KvInput, lin::KvOutput> history() const { return recorder_.history(); }
+
+ private:
+  const RunOptions& options_;
+  SimCluster& cluster_;
+  RunResult& result_;
+  lin::Time clock_ = 0;  // an event counter: one thread plays every client, so it orders events exactly
+  KvRecorder recorder_;
+  std::vector<Client> clients_;
+  std::size_t started_ = 0;
+  Nanos next_fault_{0};
+  std::vector<std::pair<Nanos, std::function<void()>>> undo_;
+  bool network_fault_ = false;
+  bool lossy_ = false;
+  bool healed_ = false;
+  std::uint16_t down_ = 0;
+  std::uint16_t last_leader_[kPartitions] = {};
+  std::map<std::string, std::uint64_t> acknowledged_;  // the highest acknowledged write version per key
+};
+
+}  // namespace
+
+RunResult run(const RunOptions& options) {
+  RunResult result;
+  DiskRoot root;
+  auto applied = std::make_shared<AppliedLog>();
+  SimCluster cluster(cluster_options(options.seed, root),
+                     [applied](SimNode& node) { return node_topology(node, applied); });
+  result.describe = cluster.describe();
+  Driver driver(options, cluster, result);
+  driver.run();
+  result.stats.virtual_time = cluster.now();
+  result.stats.restores = applied->restores();
+  result.history = driver.history();
+  result.trace = cluster.trace();
+  for (auto& d : applied->divergences()) result.problems.push_back(std::move(d));
+  result.check = lin::check(lin::KvModel{}, result.history, {.timeout = std::chrono::seconds(30)});
+  return result;
+}
+
+}  // namespace psim

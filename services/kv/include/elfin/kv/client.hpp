@@ -32,12 +32,12 @@ namespace elfin::kv {
 
 struct ClientOptions {
   /// The pods' network addresses, "tcp://HOST:PORT".
-  std::vector<std::string> pods;
+  std::vector<std::string> pods{};
   /// The pods' node numbers (default 1..pods.size()).
-  std::vector<std::uint16_t> pod_nodes;
+  std::vector<std::uint16_t> pod_nodes{};
   /// This light node's number, unique in the cluster; 0: one derived from the process id.
   std::uint16_t node = 0;
-  std::optional<std::string> secret;
+  std::optional<std::string> secret{};
   /// How long a call may take, waiting for a connection included.
   std::chrono::milliseconds timeout{10'000};
 };

@@ -399,7 +399,9 @@ class Front {
                                    op.attempts, op.unknown ? ", a write may have been applied" : "", op.last_error)});
       return;
     }
-    ctx_.attach(Delay(interval, RetryDue{it->first}));
+    // Backing off with each attempt: a scan's 1024 parts waiting for their elections would
+    // otherwise ask 20 times a second each.
+    ctx_.attach(Delay(interval * std::min<std::uint32_t>(op.attempts, 8), RetryDue{it->first}));
   }
 
   void on_retry(const RetryDue& due) {

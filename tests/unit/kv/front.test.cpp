@@ -89,7 +89,7 @@ nodes = [1, 2, 3]
                     dir_.file(fmt::format("node{}/wal", n)), dir_.file(fmt::format("node{}/snapshots", n)), kv_extra_);
     elfin::testing::ProxyOptions options;
     options.node_no = n;
-    options.timeout = 40s;
+    options.timeout = 100s;
     nodes_.at(n - 1) = std::make_unique<elfin::testing::Proxy>(
         elfin::testing::proxy(std::move(file->topology), "wal", std::move(start), options));
   }
@@ -233,7 +233,7 @@ TEST_CASE("kv: a front whose node does not lead the shard follows the NotLeader 
 
 TEST_CASE("kv: a scan over every shard merges the shards' keys in key order up to the limit", "[kv]") {
   // The first scan creates every shard's Raft group on each node (3 x 1024 partitions): seconds.
-  KvCluster cluster(R"(request_timeout = "30s")");
+  KvCluster cluster(R"(scan_timeout = "90s")");
   std::vector<std::string> keys;
   for (int i = 0; i < 12; ++i) keys.push_back(fmt::format("scan:{:02}", i));
   std::set<pk::ShardId> shards;
@@ -284,7 +284,7 @@ TEST_CASE("kv: a scan over every shard merges the shards' keys in key order up t
 }
 
 TEST_CASE(
-    "with one of three nodes stopped the fronts keep serving, and without a majority a write is refused by its "
+    "kv: with one of three nodes stopped the fronts keep serving, and without a majority a write is refused by its "
     "deadline",
     "[kv]") {
   KvCluster cluster(R"(request_timeout = "1500ms")");

@@ -8,7 +8,8 @@
 //   scan_timeout = "30s"        # the same for a Scan over every shard (the first one on a new
 //                               # cluster creates all 1024 shards' Raft groups on every pod)
 //   retry_interval = "50ms"     # wait before retrying when no leader is known or a replica
-//                               # cannot serve; a NotLeader hint is followed at once
+//                               # cannot serve (times the attempts so far, at most 8 times);
+//                               # a NotLeader hint is followed at once
 //   max_scan_limit = 10000      # a Scan asking for more is a BadRequest
 //
 // A reload applies to requests that arrive afterwards.

@@ -226,7 +226,7 @@ class Front {
     if (refuse_empty_key(request, token)) return;
     Op op;
     op.token = Token{std::move(token)};
-    op.shard = shard_of(request.key);
+    op.shard = shard_of(request.key, config().shards);
     op.mode = mode;
     op.command = pk::encode(command);
     op.conditional = conditional;
@@ -262,13 +262,13 @@ class Front {
     if (scan.limit > cfg.max_scan_limit) {
       return bad(fmt::format("a scan's limit must be at most {} (max_scan_limit)", cfg.max_scan_limit));
     }
-    if (scan.shard && *scan.shard >= pk::kShards) {
-      return bad(fmt::format("shard {} does not exist (there are {})", *scan.shard, pk::kShards));
+    if (scan.shard && *scan.shard >= cfg.shards) {
+      return bad(fmt::format("shard {} does not exist (there are {})", *scan.shard, cfg.shards));
     }
     const std::uint64_t id = ++next_id_;
     const pk::Bytes command = pk::encode(pk::KvCommand{pk::KvOp::Scan, scan.prefix, {}, 0, scan.limit});
     const pk::ShardId first = scan.shard.value_or(0);
-    const pk::ShardId end = scan.shard ? first + 1 : pk::kShards;
+    const pk::ShardId end = scan.shard ? first + 1 : cfg.shards;
     scans_.emplace(id, ScanJob{std::move(token), scan.limit, end - first, {}, false, std::nullopt});
     for (pk::ShardId shard = first; shard < end; ++shard) {
       Op op;

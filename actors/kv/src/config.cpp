@@ -14,6 +14,9 @@ std::vector<std::string> validate(const Config& config) {
   std::sort(sorted.begin(), sorted.end());
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
     errors.emplace_back("nodes: a node is listed twice");
+  if (config.shards == 0 || config.shards > 0x7FFF'FFFFu) {
+    errors.emplace_back("shards: must be from 1 to 2147483647 (the jump hash's buckets)");
+  }
   if (config.request_timeout.count() <= 0) errors.emplace_back("request_timeout: must be positive");
   if (config.scan_timeout.count() <= 0) errors.emplace_back("scan_timeout: must be positive");
   if (config.retry_interval.count() <= 0) errors.emplace_back("retry_interval: must be positive");

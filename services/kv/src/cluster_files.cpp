@@ -119,6 +119,7 @@ proposal_timeout = "3s"
 
 [kv]
 nodes = [{4}]
+shards = 1024
 request_timeout = "5s"
 scan_timeout = "30s"
 retry_interval = "50ms"

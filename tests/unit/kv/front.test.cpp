@@ -89,7 +89,7 @@ nodes = [1, 2, 3]
                     dir_.file(fmt::format("node{}/wal", n)), dir_.file(fmt::format("node{}/snapshots", n)), kv_extra_);
     elfin::testing::ProxyOptions options;
     options.node_no = n;
-    options.timeout = 100s;
+    options.timeout = 30s;
     nodes_.at(n - 1) = std::make_unique<elfin::testing::Proxy>(
         elfin::testing::proxy(std::move(file->topology), "wal", std::move(start), options));
   }
@@ -232,14 +232,17 @@ TEST_CASE("kv: a front whose node does not lead the shard follows the NotLeader 
 }
 
 TEST_CASE("kv: a scan over every shard merges the shards' keys in key order up to the limit", "[kv]") {
-  // The first scan creates every shard's Raft group on each node (3 x 1024 partitions): seconds.
-  KvCluster cluster(R"(scan_timeout = "90s")");
+  // 16 shards: a scan over every shard creates every shard's Raft group on each node, and 3 x 1024
+  // partition actors in one process are too many for a test (the integration test scans the
+  // shipped 1024 across three processes).
+  constexpr std::uint32_t kShards = 16;
+  KvCluster cluster(R"(shards = 16)");
   std::vector<std::string> keys;
   for (int i = 0; i < 12; ++i) keys.push_back(fmt::format("scan:{:02}", i));
   std::set<pk::ShardId> shards;
   for (const auto& key : keys) {
     REQUIRE(cluster.ask(static_cast<std::uint16_t>(1 + shards.size() % 3), pk::Put{key, "v" + key}));
-    shards.insert(elfin::actors::kv::shard_of(key));
+    shards.insert(elfin::actors::kv::shard_of(key, kShards));
   }
   REQUIRE(cluster.ask(1, pk::Put{"other", "x"}));
   REQUIRE(shards.size() > 5);  // the keys really are spread over shards
@@ -247,11 +250,7 @@ TEST_CASE("kv: a scan over every shard merges the shards' keys in key order up t
   pk::Scan all;
   all.prefix = "scan:";
   all.limit = 100;
-  const auto started = std::chrono::steady_clock::now();
   const auto scanned = cluster.ask(2, all);
-  WARN("the first scan over 1024 shards took "
-       << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count()
-       << " ms");
   if (!scanned) FAIL(pk::to_string(scanned.error()));
   REQUIRE(scanned->entries.size() == keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) CHECK(scanned->entries[i].key == keys[i]);
@@ -269,12 +268,18 @@ TEST_CASE("kv: a scan over every shard merges the shards' keys in key order up t
 
   // One shard only: the keys of that shard.
   pk::Scan one = all;
-  one.shard = elfin::actors::kv::shard_of(keys[0]);
+  one.shard = elfin::actors::kv::shard_of(keys[0], kShards);
   const auto in_shard = cluster.ask(1, one);
   REQUIRE(in_shard);
   REQUIRE_FALSE(in_shard->entries.empty());
-  for (const auto& entry : in_shard->entries) CHECK(elfin::actors::kv::shard_of(entry.key) == *one.shard);
+  for (const auto& entry : in_shard->entries) CHECK(elfin::actors::kv::shard_of(entry.key, kShards) == *one.shard);
   CHECK(in_shard->entries.front().key == keys[0]);
+
+  pk::Scan beyond = all;
+  beyond.shard = kShards;
+  const auto no_such_shard = cluster.ask(1, beyond);
+  REQUIRE_FALSE(no_such_shard);
+  CHECK(no_such_shard.error().kind == pk::KvErrorKind::BadRequest);
 
   pk::Scan zero = all;
   zero.limit = 0;

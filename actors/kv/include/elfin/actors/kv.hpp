@@ -1,5 +1,6 @@
 // The KV front: the group clients talk to (protocols/kv: Put, Get, Delete, Cas, DeleteIfVersion,
-// Scan). It maps a key to its shard, jump(xxh64(key), 1024), which is the partition id of the
+// Scan). It maps a key to its shard, jump(xxh64(key), shards) with `shards` = 1024 by default,
+// which is the partition id of the
 // shard's Raft group, and sends the command to the shard's leader: to the local partition group
 // when this node leads, else through the `kv.peers` remote group to the front on the leader's
 // node, which asks its own replica. It follows NotLeader hints, retries when no leader is known

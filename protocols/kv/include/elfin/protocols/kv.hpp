@@ -1,5 +1,5 @@
 // The KV service's protocol: what a client asks the KV front (`kv` group, on every pod) and what
-// it answers. Keys map to one of `shards` (1024) shards, each a Raft group of partition actors;
+// it answers. Keys map to one of the front's `shards` (1024) shards, each a Raft group of partition actors;
 // the front finds the shard's leader and answers with the typed result.
 //
 //   Put              key = value                               -> Written (the new version)
@@ -45,7 +45,8 @@ using Version = std::uint64_t;
 using ShardId = std::uint32_t;
 using Bytes = std::vector<std::uint8_t>;
 
-/// The number of shards keys hash to (jump(xxh64(key), kShards)); every front and client agrees.
+/// The number of shards keys hash to, jump(xxh64(key), kShards): the service's (the KV front's
+/// `shards` config key, whose default this is).
 inline constexpr ShardId kShards = 1024;
 
 // --- errors ----------------------------------------------------------------------------------

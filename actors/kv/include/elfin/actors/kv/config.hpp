@@ -3,6 +3,8 @@
 //   [kv]
 //   nodes = [1, 2, 3]           # required: the pods holding a replica of every shard, the same
 //                               # list as [partitions] nodes
+//   shards = 1024               # keys hash to jump(xxh64(key), shards); every front of a
+//                               # cluster must agree, and it cannot change once data is written
 //   request_timeout = "5s"      # a request's deadline, retries included; then Timeout (a write's
 //                               # outcome unknown) or Unavailable (nothing was applied)
 //   scan_timeout = "30s"        # the same for a Scan over every shard (the first one on a new
@@ -28,11 +30,12 @@ namespace elfin::actors::kv {
 
 struct Config {
   std::vector<std::uint16_t> nodes;
+  std::uint32_t shards = 1024;
   std::chrono::milliseconds request_timeout{5000};
   std::chrono::milliseconds scan_timeout{30000};
   std::chrono::milliseconds retry_interval{50};
   std::uint32_t max_scan_limit = 10000;
-  ELFIN_CONFIG(nodes, request_timeout, scan_timeout, retry_interval, max_scan_limit);
+  ELFIN_CONFIG(nodes, shards, request_timeout, scan_timeout, retry_interval, max_scan_limit);
 };
 
 /// What is wrong with `config`, one sentence per problem naming the key; empty when it is valid.

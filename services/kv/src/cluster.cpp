@@ -117,6 +117,7 @@ Result<void, std::string> write_cluster_files(const ClusterOptions& options, con
   ClusterLayout layout;
   layout.pods = options.pods;
   layout.base_port = options.base_port;
+  layout.shards = options.shards;
   layout.data_dir = data_dir;
   for (std::uint16_t n = 1; n <= options.pods; ++n) {
     const fs::path dir(options.dir);
@@ -139,6 +140,7 @@ Result<std::vector<PodProcess>, std::string> start_cluster(const ClusterOptions&
   ClusterLayout layout;
   layout.pods = options.pods;
   layout.base_port = options.base_port;
+  layout.shards = options.shards;
   layout.data_dir = dir.string();
   const std::string program = options.program.empty() ? self_program() : options.program;
 

@@ -119,12 +119,12 @@ proposal_timeout = "3s"
 
 [kv]
 nodes = [{4}]
-shards = 1024
+shards = {5}
 request_timeout = "5s"
 scan_timeout = "30s"
 retry_interval = "50ms"
 )",
-                     node, addresses[node - 1], peers, dir, node_list(layout));
+                     node, addresses[node - 1], peers, dir, node_list(layout), layout.shards);
 }
 
 }  // namespace elfin::kv

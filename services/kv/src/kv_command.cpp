@@ -21,11 +21,12 @@ constexpr const char* kUsage = R"(usage: elfin kv <command> [options]
 The KV service (see the guide's KV service chapter).
 
 local cluster (3 pods on loopback, each `elfin run` in the background):
-  cluster start [--dir DIR] [--count N] [--base-port P]
+  cluster start [--dir DIR] [--count N] [--base-port P] [--shards S]
         Write the pods' files into DIR (default ./elfin-kv) and start N pods (default 3), each
         replicating every shard; pod N listens
         on 127.0.0.1:(P + N - 1), P = 9501 by default. Data, logs and pid files stay in DIR.
-  cluster files [--dir DIR] [--count N] [--base-port P] [--data-dir D]
+        --shards: the number of shards keys hash to (default 1024; fixed once data is written).
+  cluster files [--dir DIR] [--count N] [--base-port P] [--shards S] [--data-dir D]
         Only write the pods' files (their data under D, default kv-data, relative to where the
         pods run), to start the pods by hand: elfin run DIR/pod-1.toml ...
   cluster stop [--dir DIR]
@@ -58,6 +59,7 @@ struct Args {
   std::optional<std::uint32_t> timeout_seconds;
   std::uint16_t pod_count = 3;
   std::uint16_t base_port = 9501;
+  std::uint32_t shards = 1024;
   bool stale = false;
   std::optional<std::uint64_t> expect;
   std::optional<std::uint64_t> if_version;
@@ -126,6 +128,8 @@ Result<Args, std::string> parse(const std::vector<std::string_view>& args) {
       ELFIN_KV_NUMBER("--base-port", std::uint16_t, 1, 65000, parsed.base_port);
     } else if (is("--data-dir")) {
       ELFIN_KV_VALUE("--data-dir", parsed.data_dir);
+    } else if (is("--shards")) {
+      ELFIN_KV_NUMBER("--shards", std::uint32_t, 1, 0x7FFF'FFFFu, parsed.shards);
     } else if (is("--count")) {
       ELFIN_KV_NUMBER("--count", std::uint16_t, 1, 64, parsed.pod_count);
     } else if (arg == "--stale") {
@@ -137,7 +141,7 @@ Result<Args, std::string> parse(const std::vector<std::string_view>& args) {
     } else if (is("--limit")) {
       ELFIN_KV_NUMBER("--limit", std::uint32_t, 1, 1'000'000, parsed.limit);
     } else if (is("--shard")) {
-      ELFIN_KV_NUMBER("--shard", std::uint32_t, 0, pk::kShards - 1, parsed.shard);
+      ELFIN_KV_NUMBER("--shard", std::uint32_t, 0, 0x7FFF'FFFEu, parsed.shard);
     } else if (arg.starts_with("--")) {
       return Err{fmt::format("unknown option `{}`", arg)};
     } else {
@@ -159,6 +163,7 @@ int cluster_command(const Args& args, std::FILE* out, std::FILE* err) {
   options.dir = args.dir;
   options.pods = args.pod_count;
   options.base_port = args.base_port;
+  options.shards = args.shards;
   if (is("files")) {
     if (auto written = write_cluster_files(options, args.data_dir); !written) {
       fmt::print(err, "elfin kv cluster files: {}\n", written.error());

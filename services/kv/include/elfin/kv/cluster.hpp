@@ -26,7 +26,8 @@ struct ClusterOptions {
   std::string dir = "elfin-kv";  ///< everything goes here (created)
   std::uint16_t pods = 3;
   std::uint16_t base_port = 9501;
-  std::string program;  ///< the `elfin` binary to run the pods with ("": this process's own)
+  std::uint32_t shards = 1024;  ///< the fronts' `shards` (fixed once data is written)
+  std::string program;          ///< the `elfin` binary to run the pods with ("": this process's own)
   std::chrono::milliseconds start_timeout{15'000};
   std::chrono::milliseconds stop_timeout{15'000};
 };

@@ -17,6 +17,7 @@ struct ClusterLayout {
   std::uint16_t pods = 3;            ///< node numbers 1..pods, every shard replicated on each
   std::uint16_t base_port = 9501;    ///< pod N listens on 127.0.0.1:(base_port + N - 1)
   std::string data_dir = "kv-data";  ///< pod N's WAL and snapshots under <data_dir>/pod-N/
+  std::uint32_t shards = 1024;       ///< the fronts' `shards`
 
   /// "tcp://127.0.0.1:<port>" of every pod, in node order.
   [[nodiscard]] std::vector<std::string> addresses() const;

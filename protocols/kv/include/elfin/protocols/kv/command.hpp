@@ -42,7 +42,7 @@ struct KvResponse {
   std::string value;   ///< Get; a Cas that did not match: the current value
   std::uint64_t version = 0;
   std::vector<KeyValue> entries{};  ///< Scan
-  bool more = false;              ///< Scan: more keys match than `limit`
+  bool more = false;                ///< Scan: more keys match than `limit`
   ELFIN_PART(ok, found, value, version, ELFIN_DEFAULT(entries), ELFIN_DEFAULT(more));
   friend bool operator==(const KvResponse&, const KvResponse&) = default;
 };

@@ -58,6 +58,7 @@
 namespace {
 
 namespace ap = elfin::actors::partition;
+namespace pk = elfin::protocols::kv;
 namespace pr = elfin::protocols::raft;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
@@ -89,8 +90,8 @@ elfin::Task<> client_run(elfin::Context<elfin::NoConfig, std::uint64_t> ctx, Go 
   std::string error;
   std::uint64_t failed = 0;
   for (std::uint64_t i = 0; i < go.count; ++i) {
-    const auto command = ap::encode(
-        ap::KvCommand{ap::KvOp::Put, fmt::format("c{}-{}", go.client, i % 64), std::string(go.bytes, 'x'), 0});
+    const auto command = pk::encode(
+        pk::KvCommand{pk::KvOp::Put, fmt::format("c{}-{}", go.client, i % 64), std::string(go.bytes, 'x'), 0});
     const auto t0 = Clock::now();
     auto answer = co_await ctx.request(pr::Propose{go.partition, command});
     latencies.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());

@@ -1,6 +1,8 @@
 // The partition group's blueprint: one actor per partition, restarted after a failure (a WAL
 // error, a damaged snapshot) with backoff; a restarted actor recovers from disk again.
 #include <chrono>
+#include <string>
+#include <tuple>
 
 #include <elfin/actor_group.hpp>
 #include <elfin/actors/partition.hpp>
@@ -19,6 +21,13 @@ Blueprint blueprint(Options options) {
       .exec([factory = std::move(options.state_machine)](internal::PartitionContext ctx) {
         return internal::exec(ctx, factory);
       });
+}
+
+void register_blueprints(BlueprintRegistry& registry) {
+  std::ignore = registry.add(std::string(kBlueprintName), blueprint(),
+                             "partition actors: one Raft group member per partition (KV state machines), over the WAL");
+  std::ignore = registry.add_selector(std::string(kPeerSelectorName), peer_node,
+                                      "a RaftMessage to the node it is addressed to (`to`)");
 }
 
 }  // namespace elfin::actors::partition

@@ -1,5 +1,6 @@
 #include <elfin/actors/partition/kv_state_machine.hpp>
 
+#include <stdexcept>
 #include <utility>
 
 #include <msgpack.hpp>
@@ -8,19 +9,7 @@ namespace elfin::actors::partition {
 
 namespace {
 
-template <class T>
-Bytes pack(const T& value) {
-  msgpack::sbuffer buffer;
-  msgpack::pack(buffer, value);
-  const auto* data = reinterpret_cast<const std::uint8_t*>(buffer.data());
-  return Bytes(data, data + buffer.size());
-}
-
-template <class T>
-T unpack(std::span<const std::uint8_t> bytes) {
-  msgpack::object_handle handle = msgpack::unpack(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  return handle.get().as<T>();
-}
+namespace pk = protocols::kv;
 
 /// The snapshot's form: the map as a msgpack map of key -> {value, version}.
 struct KvSnapshot {
@@ -28,56 +17,93 @@ struct KvSnapshot {
   ELFIN_PART(data);
 };
 
+Bytes pack(const KvSnapshot& snapshot) {
+  msgpack::sbuffer buffer;
+  msgpack::pack(buffer, snapshot);
+  const auto* data = reinterpret_cast<const std::uint8_t*>(buffer.data());
+  return Bytes(data, data + buffer.size());
+}
+
+pk::KvResponse written(std::uint64_t index) { return pk::KvResponse{true, true, {}, index, {}, false}; }
+
 }  // namespace
 
-Bytes encode(const KvCommand& command) { return pack(command); }
-KvCommand decode_kv_command(std::span<const std::uint8_t> bytes) { return unpack<KvCommand>(bytes); }
-Bytes encode(const KvResponse& response) { return pack(response); }
-KvResponse decode_kv_response(std::span<const std::uint8_t> bytes) { return unpack<KvResponse>(bytes); }
-
-KvResponse KvStateMachine::get(const std::string& key) const {
+pk::KvResponse KvStateMachine::get(const std::string& key) const {
   const auto it = data_.find(key);
-  if (it == data_.end()) return KvResponse{};
-  return KvResponse{true, true, it->second.value, it->second.version};
+  if (it == data_.end()) return pk::KvResponse{};
+  return pk::KvResponse{true, true, it->second.value, it->second.version, {}, false};
+}
+
+pk::KvResponse KvStateMachine::scan(const std::string& prefix, std::uint32_t limit) const {
+  pk::KvResponse response;
+  response.ok = true;
+  for (auto it = data_.lower_bound(prefix); it != data_.end() && it->first.starts_with(prefix); ++it) {
+    if (response.entries.size() == limit) {
+      response.more = true;
+      break;
+    }
+    response.entries.push_back(pk::KeyValue{it->first, it->second.value, it->second.version});
+  }
+  return response;
+}
+
+pk::KvResponse KvStateMachine::read(const pk::KvCommand& command) const {
+  if (command.op == pk::KvOp::Scan) return scan(command.key, command.limit);
+  return get(command.key);
 }
 
 Bytes KvStateMachine::apply(std::uint64_t index, std::span<const std::uint8_t> bytes) {
-  KvCommand command = decode_kv_command(bytes);
-  KvResponse response;
+  pk::KvCommand command = pk::decode_kv_command(bytes);
+  pk::KvResponse response;
+  const auto it = data_.find(command.key);
+  const std::uint64_t current = it == data_.end() ? 0 : it->second.version;
   switch (command.op) {
-    case KvOp::Get:
-      response = get(command.key);
+    case pk::KvOp::Get:
+    case pk::KvOp::Scan:
+    case pk::KvOp::Other:  // a newer front's op: answered as a read, changes nothing
+      response = read(command);
       break;
-    case KvOp::Put:
-      data_[command.key] = Value{std::move(command.value), index};
-      response = KvResponse{true, true, {}, index};
+    case pk::KvOp::Put:
+      data_.insert_or_assign(std::move(command.key), Value{std::move(command.value), index});
+      response = written(index);
       break;
-    case KvOp::Delete:
-      response.ok = data_.erase(command.key) > 0;
+    case pk::KvOp::Delete:
+      response.ok = it != data_.end();
+      if (it != data_.end()) data_.erase(it);
       break;
-    case KvOp::Cas: {
-      const auto it = data_.find(command.key);
-      const std::uint64_t current = it == data_.end() ? 0 : it->second.version;
+    case pk::KvOp::Cas:
       if (current != command.expected_version) {
         response = get(command.key);
         response.ok = false;
         break;
       }
-      data_[command.key] = Value{std::move(command.value), index};
-      response = KvResponse{true, true, {}, index};
+      data_.insert_or_assign(std::move(command.key), Value{std::move(command.value), index});
+      response = written(index);
       break;
-    }
+    case pk::KvOp::DeleteIfVersion:
+      if (current != command.expected_version) {
+        response = get(command.key);
+        response.ok = false;
+        break;
+      }
+      // found = false afterwards; `version` says what was deleted (0: nothing existed).
+      response.ok = true;
+      response.version = current;
+      if (it != data_.end()) data_.erase(it);
+      break;
   }
   return encode(response);
 }
 
 Bytes KvStateMachine::query(std::span<const std::uint8_t> bytes) const {
-  const KvCommand command = decode_kv_command(bytes);
-  return encode(get(command.key));
+  return encode(read(pk::decode_kv_command(bytes)));
 }
 
 Bytes KvStateMachine::snapshot() const { return pack(KvSnapshot{data_}); }
 
-void KvStateMachine::restore(std::span<const std::uint8_t> bytes) { data_ = unpack<KvSnapshot>(bytes).data; }
+void KvStateMachine::restore(std::span<const std::uint8_t> bytes) {
+  msgpack::object_handle handle = msgpack::unpack(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  data_ = handle.get().as<KvSnapshot>().data;
+}
 
 }  // namespace elfin::actors::partition

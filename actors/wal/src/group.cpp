@@ -1,5 +1,8 @@
 // The WAL group's blueprint: the router, the termination policy that lets each WAL actor flush
 // before it closes, and the file layer each actor gets.
+#include <string>
+#include <tuple>
+
 #include <elfin/actor_group.hpp>
 #include <elfin/actors/wal.hpp>
 
@@ -20,6 +23,11 @@ Blueprint blueprint(Options options) {
       .exec([file_system = std::move(options.file_system)](internal::WalContext ctx) {
         return internal::exec(std::move(ctx), file_system);
       });
+}
+
+void register_blueprints(BlueprintRegistry& registry) {
+  std::ignore = registry.add(std::string(kBlueprintName), blueprint(),
+                             "WAL actors: a write-ahead log shared by many partitions, group commit");
 }
 
 }  // namespace elfin::actors::wal

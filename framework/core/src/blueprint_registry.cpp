@@ -25,4 +25,29 @@ std::vector<BlueprintRegistry::Entry> BlueprintRegistry::entries() const {
   return out;
 }
 
+Result<void, TopologyError> BlueprintRegistry::add_selector(std::string name, NodeSelector selector,
+                                                            std::string description) {
+  if (name.empty()) return Err{TopologyError(TopologyError::BlueprintName, "a node selector needs a name")};
+  if (!selector) {
+    return Err{TopologyError(TopologyError::BlueprintName, fmt::format("node selector `{}` is empty", name))};
+  }
+  if (selectors_.contains(name)) {
+    return Err{TopologyError(TopologyError::BlueprintName,
+                             fmt::format("a node selector named `{}` is already registered", name))};
+  }
+  selectors_.emplace(std::move(name), SelectorItem{std::move(selector), std::move(description)});
+  return {};
+}
+
+const NodeSelector* BlueprintRegistry::find_selector(std::string_view name) const {
+  auto it = selectors_.find(name);
+  return it == selectors_.end() ? nullptr : &it->second.selector;
+}
+
+std::vector<BlueprintRegistry::Entry> BlueprintRegistry::selectors() const {
+  std::vector<Entry> out;
+  for (const auto& [name, item] : selectors_) out.push_back(Entry{name, item.description});
+  return out;
+}
+
 }  // namespace elfin

@@ -204,7 +204,7 @@ class Parser {
 
   void parse_remote(const toml::table& root, TopologyFile& file) {
     for (const toml::table* remote : tables_at(root, "remote")) {
-      check_keys(*remote, "[[remote]]", {"name", "nodes", "routing"});
+      check_keys(*remote, "[[remote]]", {"name", "nodes", "routing", "remote_name", "pick"});
       auto name = string_at(*remote, "name", "[[remote]]", true);
       RemoteGroupDecl decl;
       if (name) decl.name = *name;
@@ -226,6 +226,25 @@ class Parser {
                             *routing));
         }
         decl.routing = *routing;
+      }
+      if (auto remote_name = string_at(*remote, "remote_name", "[[remote]]", false)) {
+        if (remote_name->empty()) {
+          error(*remote->get("remote_name"),
+                fmt::format("remote group `{}` remote_name: must not be empty (leave it out to use `{}`)", decl.name,
+                            decl.name));
+        }
+        decl.remote_name = *remote_name;
+      }
+      if (auto pick = string_at(*remote, "pick", "[[remote]]", false)) {
+        decl.pick = *pick;
+        if (const NodeSelector* selector = registry_.find_selector(*pick)) {
+          decl.selector = *selector;
+        } else {
+          std::string known;
+          for (const auto& entry : registry_.selectors()) known += (known.empty() ? "" : ", ") + entry.name;
+          error(*remote->get("pick"), fmt::format("remote group `{}` pick: unknown node selector `{}`; registered: {}",
+                                                  decl.name, *pick, known.empty() ? "none" : known));
+        }
       }
       if (!name) continue;
       if (group_lines_.contains(decl.name)) {

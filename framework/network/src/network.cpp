@@ -320,6 +320,8 @@ void register_blueprints(BlueprintRegistry& registry) {
     RemoteGroupOptions options;
     options.nodes = decl.nodes;
     options.routing = decl.routing == "broadcast" ? Routing::Broadcast : Routing::Unicast;
+    options.remote_name = decl.remote_name;
+    options.pick = decl.selector;
     return remote_group(std::move(options));
   });
 }

@@ -17,6 +17,7 @@
 #include <elfin/configurer.hpp>
 #include <elfin/dumper/dump_command.hpp>
 #include <elfin/dumper/dumper.hpp>
+#include <elfin/kv/command.hpp>
 #include <elfin/logger/logger.hpp>
 #include <elfin/network/network.hpp>
 #include <elfin/system.hpp>
@@ -47,12 +48,16 @@ commands:
         Warnings (unknown config keys, unused sections) are printed; --strict makes them errors.
         Exit code 0 if valid, 1 if not.
   blueprints
-        List the blueprints this binary can mount.
+        List the blueprints this binary can mount, and its node selectors.
   dump [options] FILE...
         Read dump files: merge, sort by time, filter by trace, group, message, time and
         direction; a table, or --json for NDJSON. `{0} dump --help` lists the options.
   shard [--function jump|shardcake] [--shards N] KEY...
         Print the shard each key routes to. `{0} shard --help` lists the options.
+  kv cluster start|stop [--dir DIR]
+        Start (or stop) a local 3-pod KV cluster on loopback, its files and data in DIR.
+  kv put|get|delete|cas|scan ...
+        Talk to a KV cluster as a light node. `{0} kv --help` lists the options.
   wal inspect DIR
         List a WAL directory's segments, each partition's index range, checksums and any
         damage with file, byte offset and partition. Changes nothing.
@@ -223,11 +228,15 @@ int dispatch(int argc, char** argv, const BlueprintRegistry& registry) {
   }
   if (command == "blueprints") {
     for (const auto& entry : registry.entries()) fmt::print("{:<24} {}\n", entry.name, entry.description);
+    const auto selectors = registry.selectors();
+    if (!selectors.empty()) fmt::print("\nnode selectors (`pick` in a [[remote]]):\n");
+    for (const auto& entry : selectors) fmt::print("{:<24} {}\n", entry.name, entry.description);
     return 0;
   }
   if (command == "dump") return dump({args.begin() + 1, args.end()});
   if (command == "shard") return shard_command({args.begin() + 1, args.end()}, stdout, stderr);
   if (command == "wal") return run_wal_command({args.begin() + 1, args.end()}, stdout, stderr);
+  if (command == "kv") return kv::run_kv_command({args.begin() + 1, args.end()}, stdout, stderr);
   if (command != "run" && command != "check") return usage_error(fmt::format("unknown command `{}`", command));
   for (auto arg : args) {
     if (arg == "-h" || arg == "--help") {

@@ -304,3 +304,72 @@ nodes = [2]
   CHECK_THAT(missing.error().message(), Catch::Contains("bare.toml:6") &&
                                             Catch::Contains("remote group `storage` needs a `system.network` group"));
 }
+
+TEST_CASE("a [[remote]] names its node selector with pick, registered by name next to the blueprints",
+          "[core][topology_file]") {
+  auto reg = registry();
+  REQUIRE(reg.add("test.network", ActorGroup().exec(left)).ok());
+  REQUIRE(reg.add_selector(
+                 "test.second",
+                 [](const Envelope&, const std::vector<std::uint16_t>& connected) {
+                   return connected.size() > 1 ? std::optional<std::uint16_t>(connected[1]) : std::nullopt;
+                 },
+                 "the second connected node")
+              .ok());
+  REQUIRE(reg.add_selector(
+                 "test.none",
+                 [](const Envelope&, const std::vector<std::uint16_t>&) { return std::optional<std::uint16_t>{}; })
+              .ok());
+  CHECK_FALSE(reg.add_selector(
+                     "test.none",
+                     [](const Envelope&, const std::vector<std::uint16_t>&) { return std::optional<std::uint16_t>{}; })
+                  .ok());
+  REQUIRE(reg.selectors().size() == 2);
+  CHECK(reg.selectors()[1].description == "the second connected node");
+  std::vector<RemoteGroupDecl> made;
+  reg.set_remote_factory([&](const RemoteGroupDecl& decl) {
+    made.push_back(decl);
+    return ActorGroup().exec(right);
+  });
+  constexpr const char* kToml = R"(
+[[groups]]
+name = "system.network"
+blueprint = "test.network"
+
+[[remote]]
+name = "storage.peers"
+nodes = [1, 2, 3]
+remote_name = "storage"
+pick = "test.second"
+)";
+  auto file = parse_topology_file(kToml, "node.toml", reg);
+  REQUIRE(file.ok());
+  REQUIRE(made.size() == 1);
+  CHECK(made[0].remote_name == "storage");
+  CHECK(made[0].pick == "test.second");
+  // The factory is handed the registered function itself.
+  REQUIRE(made[0].selector);
+  const Envelope envelope = Envelope::make(Increment{}, Addr{}, TraceId{});
+  CHECK(made[0].selector(envelope, {5, 7}) == std::optional<std::uint16_t>(7));
+  CHECK(made[0].selector(envelope, {5}) == std::nullopt);
+
+  SECTION("an unknown selector is an error at its line, listing the known ones") {
+    auto bad = parse_topology_file(R"(
+[[groups]]
+name = "system.network"
+blueprint = "test.network"
+
+[[remote]]
+name = "storage.peers"
+nodes = [1, 2]
+pick = "test.secnod"
+remote_name = ""
+)",
+                                   "bad.toml", reg);
+    REQUIRE_FALSE(bad.ok());
+    CHECK_THAT(bad.error().message(),
+               Catch::Contains("bad.toml:9: remote group `storage.peers` pick: unknown node selector `test.secnod`; "
+                               "registered: test.none, test.second") &&
+                   Catch::Contains("bad.toml:10: remote group `storage.peers` remote_name: must not be empty"));
+  }
+}

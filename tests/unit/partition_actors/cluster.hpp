@@ -38,6 +38,7 @@
 namespace partition_test {
 
 namespace ap = elfin::actors::partition;
+namespace pk = elfin::protocols::kv;
 namespace pr = elfin::protocols::raft;
 using namespace std::chrono_literals;
 
@@ -85,7 +86,7 @@ class RecordingKv final : public ap::StateMachine {
   RecordingKv(std::shared_ptr<Applied> applied, std::uint16_t node, std::uint64_t partition)
       : applied_(std::move(applied)), node_(node), partition_(partition) {}
   ap::Bytes apply(std::uint64_t index, std::span<const std::uint8_t> command) override {
-    applied_->applied(node_, partition_, index, ap::decode_kv_command(command).value);
+    applied_->applied(node_, partition_, index, pk::decode_kv_command(command).value);
     return kv_.apply(index, command);
   }
   ap::Bytes query(std::span<const std::uint8_t> query) const override { return kv_.query(query); }
@@ -103,9 +104,9 @@ class RecordingKv final : public ap::StateMachine {
 };
 
 inline ap::Bytes put(std::string key, std::string value) {
-  return ap::encode(ap::KvCommand{ap::KvOp::Put, std::move(key), std::move(value), 0});
+  return pk::encode(pk::KvCommand{pk::KvOp::Put, std::move(key), std::move(value), 0});
 }
-inline ap::Bytes get(std::string key) { return ap::encode(ap::KvCommand{ap::KvOp::Get, std::move(key), {}, 0}); }
+inline ap::Bytes get(std::string key) { return pk::encode(pk::KvCommand{pk::KvOp::Get, std::move(key), {}, 0}); }
 
 struct ClusterOptions {
   std::size_t nodes = 3;

@@ -116,12 +116,12 @@ TEST_CASE("partition actors: a proposal's answer is the state machine's response
   auto answer = cluster.propose(*leader, 7, put("key", "value"));
   REQUIRE(answer);
   // A Put's response carries the key's new version, which is the entry's log index.
-  const auto response = ap::decode_kv_response(answer->response);
+  const auto response = pk::decode_kv_response(answer->response);
   CHECK(response.ok);
   CHECK(response.version == answer->index);
-  auto cas = cluster.propose(*leader, 7, ap::encode(ap::KvCommand{ap::KvOp::Cas, "key", "next", answer->index - 1}));
+  auto cas = cluster.propose(*leader, 7, pk::encode(pk::KvCommand{pk::KvOp::Cas, "key", "next", answer->index - 1}));
   REQUIRE(cas);
-  CHECK_FALSE(ap::decode_kv_response(cas->response).ok);  // a stale version: refused by the state machine
+  CHECK_FALSE(pk::decode_kv_response(cas->response).ok);  // a stale version: refused by the state machine
 }
 
 TEST_CASE("partition actors: a follower answers NotLeader with the leader's node", "[partition_actors]") {
@@ -147,7 +147,7 @@ TEST_CASE("partition actors: a linearizable read at the leader sees every acknow
     REQUIRE(cluster.propose(*leader, 4, put("key", value)));
     auto read = cluster.read(*leader, 4, get("key"));
     REQUIRE(read);
-    CHECK(ap::decode_kv_response(read->response).value == value);
+    CHECK(pk::decode_kv_response(read->response).value == value);
   }
 }
 
@@ -211,7 +211,7 @@ TEST_CASE("partition actors: a replica that missed compacted entries catches up 
     auto at_lagging = cluster.read(lagging, 6, get(key), true);
     REQUIRE(at_leader);
     REQUIRE(at_lagging);
-    CHECK(ap::decode_kv_response(at_lagging->response) == ap::decode_kv_response(at_leader->response));
+    CHECK(pk::decode_kv_response(at_lagging->response) == pk::decode_kv_response(at_leader->response));
   }
 }
 

@@ -16,15 +16,16 @@
 namespace {
 
 namespace ap = elfin::actors::partition;
+namespace pk = elfin::protocols::kv;
 namespace pr = elfin::protocols::raft;
 using elfin::test::TempDir;
 
-ap::KvResponse run(ap::KvStateMachine& kv, std::uint64_t index, ap::KvCommand command) {
-  return ap::decode_kv_response(kv.apply(index, ap::encode(command)));
+pk::KvResponse run(ap::KvStateMachine& kv, std::uint64_t index, pk::KvCommand command) {
+  return pk::decode_kv_response(kv.apply(index, pk::encode(command)));
 }
 
-ap::KvResponse query(const ap::KvStateMachine& kv, std::string key) {
-  return ap::decode_kv_response(kv.query(ap::encode(ap::KvCommand{ap::KvOp::Get, std::move(key), {}, 0})));
+pk::KvResponse query(const ap::KvStateMachine& kv, std::string key) {
+  return pk::decode_kv_response(kv.query(pk::encode(pk::KvCommand{pk::KvOp::Get, std::move(key), {}, 0})));
 }
 
 pr::Snapshot snapshot_at(std::uint64_t index, std::string text) {
@@ -36,22 +37,22 @@ pr::Snapshot snapshot_at(std::uint64_t index, std::string text) {
 TEST_CASE("partition actors: the KV state machine versions keys by log index and compare-and-set checks them",
           "[partition_actors]") {
   ap::KvStateMachine kv;
-  CHECK(run(kv, 1, {ap::KvOp::Put, "a", "1", 0}) == ap::KvResponse{true, true, "", 1});
-  CHECK(query(kv, "a") == ap::KvResponse{true, true, "1", 1});
-  CHECK(query(kv, "b") == ap::KvResponse{});
+  CHECK(run(kv, 1, {pk::KvOp::Put, "a", "1", 0}) == pk::KvResponse{true, true, "", 1});
+  CHECK(query(kv, "a") == pk::KvResponse{true, true, "1", 1});
+  CHECK(query(kv, "b") == pk::KvResponse{});
   SECTION("compare-and-set with a stale version fails and reports the current value") {
-    CHECK(run(kv, 2, {ap::KvOp::Cas, "a", "2", 7}) == ap::KvResponse{false, true, "1", 1});
+    CHECK(run(kv, 2, {pk::KvOp::Cas, "a", "2", 7}) == pk::KvResponse{false, true, "1", 1});
     CHECK(query(kv, "a").value == "1");
   }
   SECTION("compare-and-set with the current version writes, and version 0 means absent") {
-    CHECK(run(kv, 2, {ap::KvOp::Cas, "a", "2", 1}).ok);
-    CHECK(query(kv, "a") == ap::KvResponse{true, true, "2", 2});
-    CHECK(run(kv, 3, {ap::KvOp::Cas, "new", "x", 0}).ok);
-    CHECK_FALSE(run(kv, 4, {ap::KvOp::Cas, "new", "y", 0}).ok);
+    CHECK(run(kv, 2, {pk::KvOp::Cas, "a", "2", 1}).ok);
+    CHECK(query(kv, "a") == pk::KvResponse{true, true, "2", 2});
+    CHECK(run(kv, 3, {pk::KvOp::Cas, "new", "x", 0}).ok);
+    CHECK_FALSE(run(kv, 4, {pk::KvOp::Cas, "new", "y", 0}).ok);
   }
   SECTION("delete reports whether the key existed") {
-    CHECK(run(kv, 2, {ap::KvOp::Delete, "a", "", 0}).ok);
-    CHECK_FALSE(run(kv, 3, {ap::KvOp::Delete, "a", "", 0}).ok);
+    CHECK(run(kv, 2, {pk::KvOp::Delete, "a", "", 0}).ok);
+    CHECK_FALSE(run(kv, 3, {pk::KvOp::Delete, "a", "", 0}).ok);
     CHECK_FALSE(query(kv, "a").found);
   }
 }
@@ -59,8 +60,8 @@ TEST_CASE("partition actors: the KV state machine versions keys by log index and
 TEST_CASE("partition actors: a KV snapshot restores the same keys, values and versions", "[partition_actors]") {
   ap::KvStateMachine kv;
   for (std::uint64_t i = 1; i <= 50; ++i)
-    std::ignore = run(kv, i, {ap::KvOp::Put, "k" + std::to_string(i % 7), std::to_string(i), 0});
-  std::ignore = run(kv, 51, {ap::KvOp::Delete, "k3", "", 0});
+    std::ignore = run(kv, i, {pk::KvOp::Put, "k" + std::to_string(i % 7), std::to_string(i), 0});
+  std::ignore = run(kv, 51, {pk::KvOp::Delete, "k3", "", 0});
   ap::KvStateMachine copy;
   copy.restore(kv.snapshot());
   CHECK(copy.data() == kv.data());

@@ -25,11 +25,13 @@
 //   name = "storage"
 //   nodes = [2, 3]
 //   routing = "unicast"             # first connected node in `nodes` order; or "broadcast"
+//   remote_name = "storage"         # its name on those nodes (default: `name`)
+//   pick = "storage.owner"          # a node selector registered by name (overrides `routing`)
 //
 // Loading builds the same `Topology` the C++ API builds (`local`, `route_to`, `mount`,
 // `entrypoint`). Every mistake is reported with file and line, all of them at once: unknown
 // keys (a typo in a topology changes what runs, so they are errors here, unlike in configs),
-// unknown blueprints, duplicate groups, routes to unknown groups or to themselves, message
+// unknown blueprints or node selectors, duplicate groups, routes to unknown groups or to themselves, message
 // patterns that name no registered message.
 //
 // Thread safety: pure functions; the result is a value.

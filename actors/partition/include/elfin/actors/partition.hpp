@@ -19,6 +19,12 @@
 // and hard state from the WAL. Its state lives in that actor only: no lock is shared between
 // partitions. Writes follow propose -> WAL (durable) -> replicate -> commit -> apply -> answer.
 //
+// In a topology file (the `elfin` command registers both names, see `register_blueprints`):
+//
+//   [[groups]]  name = "partitions"  blueprint = "partition.partitions"
+//   [[remote]]  name = "partitions.peers"  nodes = [1, 2, 3]  remote_name = "partitions"
+//               pick = "partitions.peer"
+//
 // Thread safety: `blueprint` and `peer_node` from any thread (the latter is a router function).
 #pragma once
 
@@ -27,7 +33,10 @@
 #include <vector>
 
 #include <elfin/actors/partition/state_machine.hpp>
+#include <string_view>
+
 #include <elfin/blueprint.hpp>
+#include <elfin/blueprint_registry.hpp>
 #include <elfin/envelope.hpp>
 
 namespace elfin::actors::partition {
@@ -44,5 +53,13 @@ struct Options {
 /// `RaftMessage` is addressed to (`to`), if connected; anything else is dropped.
 [[nodiscard]] std::optional<std::uint16_t> peer_node(const Envelope& envelope,
                                                      const std::vector<std::uint16_t>& connected);
+
+/// The names `register_blueprints` uses.
+inline constexpr std::string_view kBlueprintName = "partition.partitions";
+inline constexpr std::string_view kPeerSelectorName = "partitions.peer";
+
+/// Registers the group (KV state machines) as "partition.partitions" and `peer_node` as the node
+/// selector "partitions.peer", for topology files.
+void register_blueprints(BlueprintRegistry& registry);
 
 }  // namespace elfin::actors::partition

@@ -16,7 +16,10 @@
 #include <functional>
 #include <memory>
 
+#include <string_view>
+
 #include <elfin/blueprint.hpp>
+#include <elfin/blueprint_registry.hpp>
 #include <elfin/protocols/wal.hpp>
 #include <elfin/wal/file_system.hpp>
 
@@ -34,6 +37,10 @@ struct Options {
 /// The group's blueprint; mount it as e.g. `topology.local("wal").mount(elfin::actors::wal::blueprint())`
 /// and route `protocols::wal` messages to it.
 [[nodiscard]] Blueprint blueprint(Options options = {});
+
+inline constexpr std::string_view kBlueprintName = "wal.wal";
+/// Registers the group (the real file system) as "wal.wal", for topology files.
+void register_blueprints(BlueprintRegistry& registry);
 
 /// The WAL actor serving `partition`.
 [[nodiscard]] constexpr std::uint32_t wal_for(protocols::wal::PartitionId partition, std::uint32_t wal_count) {

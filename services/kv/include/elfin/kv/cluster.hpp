@@ -1,0 +1,52 @@
+// The local KV cluster: its pods as `elfin run` processes on loopback, started and stopped by one
+// command each (`elfin kv cluster start|stop --dir DIR`).
+//
+// DIR holds everything: the pod files (cluster_files.hpp), each pod's data (DIR/pod-N/), log
+// (DIR/pod-N.log) and pid file (DIR/pod-N.pid), and `pods` (the pods' addresses, one a line, which
+// the `elfin kv` client commands read). Starting spawns one process per pod running `program run
+// DIR/pod-N.toml`, detached into its own session, and waits until each listens; a pod already
+// running (its pid file names a live process) is left alone. Stopping sends SIGTERM, waits for the
+// process to exit (SIGKILL after `stop_timeout`) and removes the pid file. The data stays, so a
+// cluster started again on the same DIR has every acknowledged write.
+//
+// Thread safety: one call at a time per DIR.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <elfin/kv/cluster_files.hpp>
+#include <elfin/result.hpp>
+
+namespace elfin::kv {
+
+struct ClusterOptions {
+  std::string dir = "elfin-kv";  ///< everything goes here (created)
+  std::uint16_t pods = 3;
+  std::uint16_t base_port = 9501;
+  std::uint32_t shards = 1024;  ///< the fronts' `shards` (fixed once data is written)
+  std::string program;          ///< the `elfin` binary to run the pods with ("": this process's own)
+  std::chrono::milliseconds start_timeout{15'000};
+  std::chrono::milliseconds stop_timeout{15'000};
+};
+
+struct PodProcess {
+  std::uint16_t node = 0;
+  int pid = 0;
+  std::string address;  ///< tcp://127.0.0.1:PORT
+  bool already_running = false;
+};
+
+/// Writes the pod files only (pod-N.toml, pod-N.config.toml) into `options.dir`, their data under
+/// `data_dir` (as written: a relative one is relative to where the pods run).
+[[nodiscard]] Result<void, std::string> write_cluster_files(const ClusterOptions& options, const std::string& data_dir);
+/// Writes the files, starts the pods not running yet, waits until every pod listens.
+[[nodiscard]] Result<std::vector<PodProcess>, std::string> start_cluster(const ClusterOptions& options);
+/// Stops every pod whose pid file is in `options.dir`; the pods stopped.
+[[nodiscard]] Result<std::vector<PodProcess>, std::string> stop_cluster(const ClusterOptions& options);
+/// The addresses a started cluster in `dir` wrote to DIR/pods.
+[[nodiscard]] Result<std::vector<std::string>, std::string> cluster_addresses(const std::string& dir);
+
+}  // namespace elfin::kv

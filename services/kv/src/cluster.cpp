@@ -1,0 +1,250 @@
+#include <elfin/kv/cluster.hpp>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace elfin::kv {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string errno_text(int error) { return std::error_code(error, std::generic_category()).message(); }
+
+Result<void, std::string> write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return Err{fmt::format("{}: cannot write", path.string())};
+  return {};
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// The process `pid` is alive and runs pod `topology` (a pid file may outlive its process, and
+/// the pid be reused by another program).
+bool runs_pod(int pid, const fs::path& topology) {
+  if (pid <= 0 || ::kill(pid, 0) != 0) return false;
+  std::string cmdline = read_file(fmt::format("/proc/{}/cmdline", pid));
+  for (char& c : cmdline) {
+    if (c == '\0') c = ' ';
+  }
+  // A zombie (exited, not reaped yet) has an empty command line.
+  return cmdline.find(topology.string()) != std::string::npos;
+}
+
+int pid_in(const fs::path& pid_file) {
+  try {
+    return std::stoi(read_file(pid_file));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+bool listens(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
+  ::close(fd);
+  return ok;
+}
+
+std::string self_program() {
+  std::error_code error;
+  auto path = fs::read_symlink("/proc/self/exe", error);
+  return error ? std::string("elfin") : path.string();
+}
+
+std::string log_tail(const fs::path& log) {
+  const std::string text = read_file(log);
+  return text.size() > 2000 ? text.substr(text.size() - 2000) : text;
+}
+
+/// Spawns `program run topology`, detached (own session), output to `log`; the child's pid.
+Result<int, std::string> spawn(const std::string& program, const fs::path& topology, const fs::path& log) {
+  const pid_t pid = ::fork();
+  if (pid < 0) return Err{fmt::format("fork: {}", errno_text(errno))};
+  if (pid == 0) {
+    ::setsid();
+    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (out >= 0) {
+      ::dup2(out, STDOUT_FILENO);
+      ::dup2(out, STDERR_FILENO);
+    }
+    if (null >= 0) ::dup2(null, STDIN_FILENO);
+    const std::string run = "run";
+    const std::string file = topology.string();
+    char* argv[] = {const_cast<char*>(program.c_str()), const_cast<char*>(run.c_str()), const_cast<char*>(file.c_str()),
+                    nullptr};
+    ::execv(program.c_str(), argv);
+    ::_exit(127);
+  }
+  return static_cast<int>(pid);
+}
+
+}  // namespace
+
+Result<void, std::string> write_cluster_files(const ClusterOptions& options, const std::string& data_dir) {
+  std::error_code error;
+  fs::create_directories(options.dir, error);
+  if (error) return Err{fmt::format("{}: {}", options.dir, error.message())};
+  ClusterLayout layout;
+  layout.pods = options.pods;
+  layout.base_port = options.base_port;
+  layout.shards = options.shards;
+  layout.data_dir = data_dir;
+  for (std::uint16_t n = 1; n <= options.pods; ++n) {
+    const fs::path dir(options.dir);
+    if (auto written = write_file(dir / fmt::format("pod-{}.toml", n), pod_topology(layout, n)); !written) {
+      return written;
+    }
+    if (auto written = write_file(dir / fmt::format("pod-{}.config.toml", n), pod_config(layout, n)); !written) {
+      return written;
+    }
+  }
+  return {};
+}
+
+Result<std::vector<PodProcess>, std::string> start_cluster(const ClusterOptions& options) {
+  if (options.pods == 0) return Err{std::string("a cluster needs at least one pod")};
+  std::error_code error;
+  fs::create_directories(options.dir, error);
+  if (error) return Err{fmt::format("{}: {}", options.dir, error.message())};
+  const fs::path dir = fs::absolute(options.dir).lexically_normal();
+  ClusterLayout layout;
+  layout.pods = options.pods;
+  layout.base_port = options.base_port;
+  layout.shards = options.shards;
+  layout.data_dir = dir.string();
+  const std::string program = options.program.empty() ? self_program() : options.program;
+
+  std::string addresses;
+  for (const auto& address : layout.addresses()) addresses += address + "\n";
+  if (auto written = write_file(dir / "pods", addresses); !written) return Err{written.error()};
+
+  std::vector<PodProcess> pods;
+  for (std::uint16_t n = 1; n <= options.pods; ++n) {
+    const fs::path topology = dir / fmt::format("pod-{}.toml", n);
+    const fs::path pid_file = dir / fmt::format("pod-{}.pid", n);
+    PodProcess pod{n, 0, layout.addresses()[n - 1], false};
+    if (const int pid = pid_in(pid_file); runs_pod(pid, topology)) {
+      pod.pid = pid;
+      pod.already_running = true;
+      pods.push_back(pod);
+      continue;
+    }
+    if (listens(static_cast<std::uint16_t>(options.base_port + n - 1))) {
+      return Err{fmt::format("port {} is taken by another program (choose others with --base-port)",
+                             options.base_port + n - 1)};
+    }
+    for (const auto& [name, text] : {std::pair{topology, pod_topology(layout, n)},
+                                     std::pair{dir / fmt::format("pod-{}.config.toml", n), pod_config(layout, n)}}) {
+      if (auto written = write_file(name, text); !written) return Err{written.error()};
+    }
+    auto pid = spawn(program, topology, dir / fmt::format("pod-{}.log", n));
+    if (!pid) return Err{pid.error()};
+    pod.pid = *pid;
+    if (auto written = write_file(pid_file, fmt::format("{}\n", *pid)); !written) return Err{written.error()};
+    pods.push_back(pod);
+  }
+
+  // Every pod listens, or the reason one exited.
+  const auto deadline = Clock::now() + options.start_timeout;
+  for (const PodProcess& pod : pods) {
+    const auto port = static_cast<std::uint16_t>(options.base_port + pod.node - 1);
+    const fs::path log = dir / fmt::format("pod-{}.log", pod.node);
+    while (!listens(port)) {
+      int status = 0;
+      if (!pod.already_running && ::waitpid(pod.pid, &status, WNOHANG) == pod.pid) {
+        std::error_code ignored;
+        fs::remove(dir / fmt::format("pod-{}.pid", pod.node), ignored);
+        return Err{fmt::format("pod {} exited at start; {}:\n{}", pod.node, log.string(), log_tail(log))};
+      }
+      if (Clock::now() >= deadline) {
+        return Err{fmt::format("pod {} does not listen on port {} after {} ms; see {}", pod.node, port,
+                               options.start_timeout.count(), log.string())};
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    }
+  }
+  return pods;
+}
+
+Result<std::vector<PodProcess>, std::string> stop_cluster(const ClusterOptions& options) {
+  const fs::path dir = fs::absolute(options.dir).lexically_normal();
+  if (!fs::is_directory(dir)) return Err{fmt::format("{}: no such directory", dir.string())};
+  std::vector<PodProcess> stopping;
+  for (std::uint16_t n = 1; n <= 1024; ++n) {
+    const fs::path pid_file = dir / fmt::format("pod-{}.pid", n);
+    if (!fs::exists(pid_file)) {
+      if (n > options.pods) break;
+      continue;
+    }
+    const int pid = pid_in(pid_file);
+    if (runs_pod(pid, dir / fmt::format("pod-{}.toml", n))) {
+      ::kill(pid, SIGTERM);
+      stopping.push_back(PodProcess{n, pid, {}, true});
+    } else {
+      std::error_code ignored;
+      fs::remove(pid_file, ignored);
+    }
+  }
+  const auto deadline = Clock::now() + options.stop_timeout;
+  for (const PodProcess& pod : stopping) {
+    const fs::path topology = dir / fmt::format("pod-{}.toml", pod.node);
+    while (runs_pod(pod.pid, topology)) {
+      if (Clock::now() >= deadline) {
+        ::kill(pod.pid, SIGKILL);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    }
+    std::error_code ignored;
+    fs::remove(dir / fmt::format("pod-{}.pid", pod.node), ignored);
+  }
+  return stopping;
+}
+
+Result<std::vector<std::string>, std::string> cluster_addresses(const std::string& dir) {
+  const fs::path file = fs::path(dir) / "pods";
+  if (!fs::exists(file)) {
+    return Err{
+        fmt::format("{}: no cluster was started there (no `pods` file); start one with "
+                    "`elfin kv cluster start --dir {}` or name the pods with --pods",
+                    dir, dir)};
+  }
+  std::vector<std::string> out;
+  std::istringstream lines(read_file(file));
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+}  // namespace elfin::kv

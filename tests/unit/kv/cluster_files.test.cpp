@@ -1,0 +1,65 @@
+// The pod files: services/kv holds what `elfin kv cluster files` writes for the default layout,
+// and every pod's topology loads with the blueprints and node selectors the `elfin` command
+// registers.
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include <elfin/actors/kv.hpp>
+#include <elfin/actors/partition.hpp>
+#include <elfin/actors/wal.hpp>
+#include <elfin/kv/cluster_files.hpp>
+#include <elfin/network/network.hpp>
+#include <elfin/topology_file.hpp>
+
+namespace {
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("kv: the services/kv pod files are the ones `elfin kv cluster files` writes for the default layout", "[kv]") {
+  const elfin::kv::ClusterLayout layout;
+  for (std::uint16_t n = 1; n <= 3; ++n) {
+    const std::string dir = std::string(ELFIN_SOURCE_DIR) + "/services/kv/";
+    INFO("pod " << n << " (regenerate with: elfin kv cluster files --dir services/kv)");
+    CHECK(read(dir + fmt::format("pod-{}.toml", n)) == elfin::kv::pod_topology(layout, n));
+    CHECK(read(dir + fmt::format("pod-{}.config.toml", n)) == elfin::kv::pod_config(layout, n));
+  }
+}
+
+TEST_CASE("kv: a pod's topology mounts the WAL, partition and front groups with both node selectors", "[kv]") {
+  elfin::BlueprintRegistry registry;
+  elfin::network::register_blueprints(registry);
+  elfin::actors::wal::register_blueprints(registry);
+  elfin::actors::partition::register_blueprints(registry);
+  elfin::actors::kv::register_blueprints(registry);
+  auto file = elfin::parse_topology_file(elfin::kv::pod_topology({}, 2), "pod-2.toml", registry);
+  if (!file) FAIL(file.error().message());
+  CHECK(file->node_no == 2);
+  REQUIRE(file->remote_groups.size() == 2);
+  CHECK(file->remote_groups[0].pick == "partitions.peer");
+  CHECK(file->remote_groups[0].remote_name == "partitions");
+  CHECK(static_cast<bool>(file->remote_groups[0].selector));
+  CHECK(file->remote_groups[1].pick == "kv.node");
+  CHECK(file->remote_groups[1].remote_name == "kv");
+
+  // Without the KV front registered, the file names what is missing.
+  elfin::BlueprintRegistry partial;
+  elfin::network::register_blueprints(partial);
+  elfin::actors::wal::register_blueprints(partial);
+  elfin::actors::partition::register_blueprints(partial);
+  auto refused = elfin::parse_topology_file(elfin::kv::pod_topology({}, 2), "pod-2.toml", partial);
+  REQUIRE_FALSE(refused);
+  CHECK_THAT(refused.error().message(), Catch::Contains("unknown blueprint `kv.front`") &&
+                                            Catch::Contains("pick: unknown node selector `kv.node`; registered: "
+                                                            "partitions.peer"));
+}

@@ -1,6 +1,5 @@
 #include "assignments_command.hpp"
 
-#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -17,6 +16,8 @@
 #include <elfin/protocols/sharding/manager_protocol.hpp>
 #include <elfin/system.hpp>
 #include <elfin/topology.hpp>
+
+#include "options.hpp"
 
 namespace elfin::cli {
 
@@ -48,56 +49,30 @@ struct AssignmentsArgs {
   bool help = false;
 };
 
-template <class T>
-Result<T, std::string> number(std::string_view option, std::string_view text, T low, T high) {
-  T value{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value < low || value > high) {
-    return Err{fmt::format("{} `{}`: expected an integer from {} to {}", option, text, low, high)};
-  }
-  return value;
-}
-
 Result<AssignmentsArgs, std::string> parse(const std::vector<std::string_view>& args) {
   AssignmentsArgs parsed;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    auto value_of = [&](std::string_view option) -> Result<std::string, std::string> {
-      if (arg.size() > option.size() && arg[option.size()] == '=') return std::string(arg.substr(option.size() + 1));
-      if (i + 1 == args.size()) return Err{fmt::format("{} needs a value", option)};
-      return std::string(args[++i]);
-    };
-    auto is = [&](std::string_view option) {
-      return arg == option || (arg.starts_with(option) && arg.size() > option.size() && arg[option.size()] == '=');
-    };
-    if (arg == "--assignments") continue;
-    if (arg == "-h" || arg == "--help") {
+  Options options(args);
+  while (options.next()) {
+    bool ok = true;
+    if (options.arg() == "--assignments") continue;
+    if (options.arg() == "-h" || options.arg() == "--help") {
       parsed.help = true;
-    } else if (is("--manager")) {
-      auto value = value_of("--manager");
-      if (!value) return Err{value.error()};
-      if (!value->starts_with("tcp://")) return Err{fmt::format("--manager `{}`: expected tcp://HOST:PORT", *value)};
-      parsed.manager = *value;
-    } else if (is("--manager-node") || is("--node")) {
-      const std::string_view option = is("--node") ? "--node" : "--manager-node";
-      auto value = value_of(option);
-      if (!value) return Err{value.error()};
-      auto n = number<std::uint16_t>(option, *value, 1, 65535);
-      if (!n) return Err{n.error()};
-      (option == "--node" ? parsed.node : parsed.manager_node) = *n;
-    } else if (is("--secret")) {
-      auto value = value_of("--secret");
-      if (!value) return Err{value.error()};
-      parsed.secret = *value;
-    } else if (is("--timeout")) {
-      auto value = value_of("--timeout");
-      if (!value) return Err{value.error()};
-      auto n = number<std::uint32_t>("--timeout", *value, 1, 3600);
-      if (!n) return Err{n.error()};
-      parsed.timeout_seconds = *n;
+    } else if (options.is("--manager")) {
+      ok = options.read(parsed.manager);
+      if (ok && !parsed.manager.starts_with("tcp://"))
+        return Err{fmt::format("--manager `{}`: expected tcp://HOST:PORT", parsed.manager)};
+    } else if (options.is("--manager-node")) {
+      ok = options.read(parsed.manager_node, std::uint16_t{1}, std::uint16_t{65535});
+    } else if (options.is("--node")) {
+      ok = options.read(parsed.node, std::uint16_t{1}, std::uint16_t{65535});
+    } else if (options.is("--secret")) {
+      ok = options.read(parsed.secret);
+    } else if (options.is("--timeout")) {
+      ok = options.read(parsed.timeout_seconds, 1u, 3600u);
     } else {
-      return Err{fmt::format("unknown option `{}`", arg)};
+      return Err{options.unknown()};
     }
+    if (!ok) return Err{options.error()};
   }
   if (!parsed.help && parsed.manager.empty()) return Err{std::string("--manager is required")};
   if (!parsed.help && parsed.node == parsed.manager_node)

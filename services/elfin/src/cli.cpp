@@ -17,12 +17,12 @@
 #include <elfin/configurer.hpp>
 #include <elfin/dumper/dump_command.hpp>
 #include <elfin/dumper/dumper.hpp>
-#include <elfin/kv/command.hpp>
 #include <elfin/logger/logger.hpp>
 #include <elfin/network/network.hpp>
 #include <elfin/system.hpp>
 #include <elfin/telemeter/telemeter.hpp>
 
+#include "kv_command.hpp"
 #include "shard_command.hpp"
 #include "wal_command.hpp"
 
@@ -236,7 +236,7 @@ int dispatch(int argc, char** argv, const BlueprintRegistry& registry) {
   if (command == "dump") return dump({args.begin() + 1, args.end()});
   if (command == "shard") return shard_command({args.begin() + 1, args.end()}, stdout, stderr);
   if (command == "wal") return run_wal_command({args.begin() + 1, args.end()}, stdout, stderr);
-  if (command == "kv") return kv::run_kv_command({args.begin() + 1, args.end()}, stdout, stderr);
+  if (command == "kv") return run_kv_command({args.begin() + 1, args.end()}, stdout, stderr);
   if (command != "run" && command != "check") return usage_error(fmt::format("unknown command `{}`", command));
   for (auto arg : args) {
     if (arg == "-h" || arg == "--help") {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include <charconv>
 #include <optional>
 #include <string>
 
@@ -11,6 +10,7 @@
 #include <elfin/hashing/shard_function.hpp>
 
 #include "assignments_command.hpp"
+#include "options.hpp"
 
 namespace elfin::cli {
 
@@ -46,30 +46,23 @@ struct ShardArgs {
 Result<ShardArgs, std::string> parse(const std::vector<std::string_view>& args) {
   ShardArgs parsed;
   bool only_keys = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    auto value_of = [&](std::string_view option) -> Result<std::string, std::string> {
-      if (arg.size() > option.size() && arg[option.size()] == '=') return std::string(arg.substr(option.size() + 1));
-      if (i + 1 == args.size()) return Err{fmt::format("{} needs a value", option)};
-      return std::string(args[++i]);
-    };
-    if (only_keys || !arg.starts_with("-") || arg == "-") {
-      parsed.keys.push_back(arg);
-    } else if (arg == "--") {
+  Options options(args);
+  while (options.next()) {
+    bool ok = true;
+    if (only_keys || options.positional()) {
+      parsed.keys.push_back(options.arg());
+    } else if (options.arg() == "--") {
       only_keys = true;
-    } else if (arg == "-h" || arg == "--help") {
+    } else if (options.arg() == "-h" || options.arg() == "--help") {
       parsed.help = true;
-    } else if (arg == "--function" || arg.starts_with("--function=")) {
-      auto value = value_of("--function");
-      if (!value) return Err{value.error()};
-      parsed.function = *value;
-    } else if (arg == "--shards" || arg.starts_with("--shards=")) {
-      auto value = value_of("--shards");
-      if (!value) return Err{value.error()};
-      parsed.shards = *value;
+    } else if (options.is("--function")) {
+      ok = options.read(parsed.function);
+    } else if (options.is("--shards")) {
+      ok = options.read(parsed.shards);
     } else {
-      return Err{fmt::format("unknown option `{}`", arg)};
+      return Err{options.unknown()};
     }
+    if (!ok) return Err{options.error()};
   }
   if (!parsed.help && parsed.keys.empty()) return Err{std::string("no KEY given")};
   return parsed;
@@ -98,12 +91,9 @@ Result<hashing::ShardFunction, std::string> function_of(const ShardArgs& args) {
     return Err{fmt::format("--function `{}`: expected jump, shardcake or <name>/<version>:<shards>", args.function)};
   }
   if (args.shards) {
-    const std::string& text = *args.shards;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), shards);
-    const bool number = !text.empty() && text.front() != '+' && ec == std::errc{} && end == text.data() + text.size();
-    if (!number || shards < 1 || shards > ShardFunction::kMaxShards) {
-      return Err{fmt::format("--shards `{}`: expected an integer from 1 to {}", text, ShardFunction::kMaxShards)};
-    }
+    auto parsed = Options::parse_number<std::uint32_t>("--shards", *args.shards, 1, ShardFunction::kMaxShards);
+    if (!parsed) return Err{parsed.error()};
+    shards = *parsed;
   }
   auto function = ShardFunction::latest(algorithm, shards);
   if (!function) return Err{fmt::format("{}", function.error())};

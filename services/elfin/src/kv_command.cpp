@@ -1,6 +1,5 @@
-#include <elfin/kv/command.hpp>
+#include "kv_command.hpp"
 
-#include <charconv>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -10,11 +9,17 @@
 #include <elfin/kv/client.hpp>
 #include <elfin/kv/cluster.hpp>
 
-namespace elfin::kv {
+#include "options.hpp"
+
+namespace elfin::cli {
 
 namespace {
 
 namespace pk = protocols::kv;
+using kv::Client;
+using kv::ClientOptions;
+using kv::ClusterOptions;
+using kv::PodProcess;
 
 constexpr const char* kUsage = R"(usage: elfin kv <command> [options]
 
@@ -69,86 +74,57 @@ struct Args {
   bool help = false;
 };
 
-template <class T>
-Result<T, std::string> number(std::string_view option, std::string_view text, T low, T high) {
-  T value{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value < low || value > high) {
-    return Err{fmt::format("{} `{}`: expected an integer from {} to {}", option, text, low, high)};
-  }
-  return value;
-}
-
 Result<Args, std::string> parse(const std::vector<std::string_view>& args) {
   Args parsed;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    auto is = [&](std::string_view option) {
-      return arg == option || (arg.starts_with(option) && arg.size() > option.size() && arg[option.size()] == '=');
-    };
-    auto value_of = [&](std::string_view option) -> Result<std::string, std::string> {
-      if (arg.size() > option.size() && arg[option.size()] == '=') return std::string(arg.substr(option.size() + 1));
-      if (i + 1 == args.size()) return Err{fmt::format("{} needs a value", option)};
-      return std::string(args[++i]);
-    };
-#define ELFIN_KV_VALUE(option, target)   \
-  auto value = value_of(option);         \
-  if (!value) return Err{value.error()}; \
-  target = *value
-#define ELFIN_KV_NUMBER(option, T, low, high, target) \
-  auto value = value_of(option);                      \
-  if (!value) return Err{value.error()};              \
-  auto n = number<T>(option, *value, low, high);      \
-  if (!n) return Err{n.error()};                      \
-  target = *n
-    if (arg == "-h" || arg == "--help") {
+  Options options(args);
+  while (options.next()) {
+    bool ok = true;
+    if (options.arg() == "-h" || options.arg() == "--help") {
       parsed.help = true;
-    } else if (is("--dir")) {
-      ELFIN_KV_VALUE("--dir", parsed.dir);
-    } else if (is("--pods")) {
+    } else if (options.is("--dir")) {
+      ok = options.read(parsed.dir);
+    } else if (options.is("--pods")) {
       std::string list;
-      ELFIN_KV_VALUE("--pods", list);
+      ok = options.read(list);
       parsed.pods.clear();
-      for (std::size_t start = 0; start <= list.size();) {
+      for (std::size_t start = 0; ok && start <= list.size();) {
         const auto comma = std::min(list.find(',', start), list.size());
         std::string pod = list.substr(start, comma - start);
         if (!pod.starts_with("tcp://")) return Err{fmt::format("--pods `{}`: expected tcp://HOST:PORT", pod)};
         parsed.pods.push_back(std::move(pod));
         start = comma + 1;
       }
-    } else if (is("--node")) {
-      ELFIN_KV_NUMBER("--node", std::uint16_t, 1, 65535, parsed.node);
-    } else if (is("--secret")) {
-      std::string secret;
-      ELFIN_KV_VALUE("--secret", secret);
-      parsed.secret = secret;
-    } else if (is("--timeout")) {
-      ELFIN_KV_NUMBER("--timeout", std::uint32_t, 1, 3600, parsed.timeout_seconds);
-    } else if (is("--base-port")) {
-      ELFIN_KV_NUMBER("--base-port", std::uint16_t, 1, 65000, parsed.base_port);
-    } else if (is("--data-dir")) {
-      ELFIN_KV_VALUE("--data-dir", parsed.data_dir);
-    } else if (is("--shards")) {
-      ELFIN_KV_NUMBER("--shards", std::uint32_t, 1, 0x7FFF'FFFFu, parsed.shards);
-    } else if (is("--count")) {
-      ELFIN_KV_NUMBER("--count", std::uint16_t, 1, 64, parsed.pod_count);
-    } else if (arg == "--stale") {
+    } else if (options.is("--node")) {
+      ok = options.read(parsed.node, std::uint16_t{1}, std::uint16_t{65535});
+    } else if (options.is("--secret")) {
+      ok = options.read(parsed.secret);
+    } else if (options.is("--timeout")) {
+      ok = options.read(parsed.timeout_seconds, 1u, 3600u);
+    } else if (options.is("--base-port")) {
+      ok = options.read(parsed.base_port, std::uint16_t{1}, std::uint16_t{65000});
+    } else if (options.is("--data-dir")) {
+      ok = options.read(parsed.data_dir);
+    } else if (options.is("--shards")) {
+      ok = options.read(parsed.shards, 1u, 0x7FFF'FFFFu);
+    } else if (options.is("--count")) {
+      ok = options.read(parsed.pod_count, std::uint16_t{1}, std::uint16_t{64});
+    } else if (options.arg() == "--stale") {
       parsed.stale = true;
-    } else if (is("--expect")) {
-      ELFIN_KV_NUMBER("--expect", std::uint64_t, 0, UINT64_MAX, parsed.expect);
-    } else if (is("--if-version")) {
-      ELFIN_KV_NUMBER("--if-version", std::uint64_t, 0, UINT64_MAX, parsed.if_version);
-    } else if (is("--limit")) {
-      ELFIN_KV_NUMBER("--limit", std::uint32_t, 1, 1'000'000, parsed.limit);
-    } else if (is("--shard")) {
-      ELFIN_KV_NUMBER("--shard", std::uint32_t, 0, 0x7FFF'FFFEu, parsed.shard);
-    } else if (arg.starts_with("--")) {
-      return Err{fmt::format("unknown option `{}`", arg)};
+    } else if (options.is("--expect")) {
+      ok = options.read(parsed.expect, std::uint64_t{0}, UINT64_MAX);
+    } else if (options.is("--if-version")) {
+      ok = options.read(parsed.if_version, std::uint64_t{0}, UINT64_MAX);
+    } else if (options.is("--limit")) {
+      ok = options.read(parsed.limit, 1u, 1'000'000u);
+    } else if (options.is("--shard")) {
+      ok = options.read(parsed.shard, 0u, 0x7FFF'FFFEu);
+    } else if (options.arg().starts_with("--")) {
+      return Err{options.unknown()};
     } else {
-      parsed.positional.emplace_back(arg);
+      // Keys and values may start with a single dash.
+      parsed.positional.emplace_back(options.arg());
     }
-#undef ELFIN_KV_VALUE
-#undef ELFIN_KV_NUMBER
+    if (!ok) return Err{options.error()};
   }
   return parsed;
 }
@@ -165,7 +141,7 @@ int cluster_command(const Args& args, std::FILE* out, std::FILE* err) {
   options.base_port = args.base_port;
   options.shards = args.shards;
   if (is("files")) {
-    if (auto written = write_cluster_files(options, args.data_dir); !written) {
+    if (auto written = kv::write_cluster_files(options, args.data_dir); !written) {
       fmt::print(err, "elfin kv cluster files: {}\n", written.error());
       return 1;
     }
@@ -173,7 +149,7 @@ int cluster_command(const Args& args, std::FILE* out, std::FILE* err) {
     return 0;
   }
   if (args.positional[1] == "start") {
-    auto pods = start_cluster(options);
+    auto pods = kv::start_cluster(options);
     if (!pods) {
       fmt::print(err, "elfin kv cluster start: {}\n", pods.error());
       return 1;
@@ -185,7 +161,7 @@ int cluster_command(const Args& args, std::FILE* out, std::FILE* err) {
     fmt::print(out, "cluster in {}; stop it with: elfin kv cluster stop --dir {}\n", args.dir, args.dir);
     return 0;
   }
-  auto pods = stop_cluster(options);
+  auto pods = kv::stop_cluster(options);
   if (!pods) {
     fmt::print(err, "elfin kv cluster stop: {}\n", pods.error());
     return 1;
@@ -219,7 +195,7 @@ int client_command(const Args& args, std::FILE* out, std::FILE* err) {
   ClientOptions options;
   options.pods = args.pods;
   if (options.pods.empty()) {
-    auto pods = cluster_addresses(args.dir);
+    auto pods = kv::cluster_addresses(args.dir);
     if (!pods) {
       fmt::print(err, "elfin kv {}: {}\n", command, pods.error());
       return 1;
@@ -292,4 +268,4 @@ int run_kv_command(const std::vector<std::string_view>& args, std::FILE* out, st
   return 2;
 }
 
-}  // namespace elfin::kv
+}  // namespace elfin::cli

@@ -8,10 +8,10 @@
 #include <string_view>
 #include <vector>
 
-namespace elfin::kv {
+namespace elfin::cli {
 
 /// Runs `elfin kv <args>`; the exit code: 0 done, 1 failed (the error on `err`), 2 bad usage,
 /// 3 the key (or the key at that version) was not found.
 [[nodiscard]] int run_kv_command(const std::vector<std::string_view>& args, std::FILE* out, std::FILE* err);
 
-}  // namespace elfin::kv
+}  // namespace elfin::cli

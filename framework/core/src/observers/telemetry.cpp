@@ -9,8 +9,8 @@
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/group_telemetry.hpp>
 #include <elfin/detail/telemetry_clock.hpp>
-#include "current_actor.hpp"
-#include "metrics_storage.hpp"
+#include "actor/current_actor.hpp"
+#include "observers/metrics_storage.hpp"
 
 namespace elfin {
 

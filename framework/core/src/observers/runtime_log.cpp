@@ -1,6 +1,6 @@
-#include "runtime_log.hpp"
+#include "observers/runtime_log.hpp"
 
-#include "system_core.hpp"
+#include "system/system_core.hpp"
 
 namespace elfin::detail {
 
@@ -15,7 +15,7 @@ std::string describe_exception(const std::exception_ptr& error) {
 }
 
 void write_runtime_log(SystemCore& system, LogLevel level, const ActorMeta& meta, TraceId trace_id, std::string text) {
-  system.log(level, meta.group, meta.key, trace_id, std::move(text));
+  system.log_sink().log(level, meta.group, meta.key, trace_id, std::move(text));
 }
 
 }  // namespace elfin::detail

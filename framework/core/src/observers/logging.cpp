@@ -10,9 +10,9 @@
 
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/group_runtime.hpp>
-#include "current_actor.hpp"
+#include "actor/current_actor.hpp"
 
-#include "system_core.hpp"
+#include "system/system_core.hpp"
 
 namespace elfin {
 
@@ -83,12 +83,12 @@ void emit_log(LogLevel level, std::string text) {
   }
   GroupRuntime& group = cell->group();
   if (!group.logging().admit(level, coarse_now_ns())) {
-    group.system().count_limited_log(level);
+    group.system().log_sink().count_limited(level);
     return;
   }
   const auto& key = cell->key_for_dumps();
-  group.system().log(level, group.name(), key ? std::string_view{*key} : std::string_view{"_"}, cell->trace_id(),
-                     std::move(text));
+  group.system().log_sink().log(level, group.name(), key ? std::string_view{*key} : std::string_view{"_"},
+                                cell->trace_id(), std::move(text));
 }
 
 }  // namespace detail

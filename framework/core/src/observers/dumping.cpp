@@ -14,11 +14,14 @@
 #include <elfin/detail/telemetry_clock.hpp>
 #include <elfin/internal/dump_storage.hpp>
 #include <elfin/request.hpp>
-#include "current_actor.hpp"
+#include "actor/current_actor.hpp"
+#include "system/system_core.hpp"
 
 namespace elfin {
 
 namespace dumping {
+
+DumpStorage* storage_of(const detail::GroupRuntime& group) { return group.system().dump_storage(); }
 
 void append_body(const Dump& dump, std::string& out) {
   DumpEncodingScope for_dump;

@@ -5,7 +5,7 @@
 
 #include <elfin/detail/group_runtime.hpp>
 
-#include "runtime_log.hpp"
+#include "observers/runtime_log.hpp"
 
 namespace elfin::detail {
 

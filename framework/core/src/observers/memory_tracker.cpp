@@ -1,4 +1,4 @@
-#include "memory_tracker.hpp"
+#include "observers/memory_tracker.hpp"
 
 #include <unistd.h>
 

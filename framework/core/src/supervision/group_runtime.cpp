@@ -10,9 +10,9 @@
 #include <elfin/internal/mailbox.hpp>
 #include <elfin/messages.hpp>
 
-#include "restart_policy_config.hpp"
-#include "runtime_log.hpp"
-#include "system_core.hpp"
+#include "observers/runtime_log.hpp"
+#include "supervision/restart_policy_config.hpp"
+#include "system/system_core.hpp"
 
 namespace elfin::detail {
 

@@ -2,8 +2,8 @@
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/signal_core.hpp>
 
-#include "signal_dispatcher.hpp"
-#include "system_core.hpp"
+#include "sources/signal_dispatcher.hpp"
+#include "system/system_core.hpp"
 
 namespace elfin::detail {
 

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "system_core.hpp"
+#include "system/system_core.hpp"
 
 namespace elfin {
 
@@ -42,6 +42,6 @@ std::string SystemView::resolve_path(std::string_view path) const {
   return (std::filesystem::path(config_path()).parent_path() / given).lexically_normal().string();
 }
 
-void SystemView::fail(std::string reason) const { core_->fail(std::move(reason)); }
+void SystemView::fail(std::string reason) const { core_->termination().fail(std::move(reason)); }
 
 }  // namespace elfin

@@ -1,4 +1,4 @@
-#include "address_book.hpp"
+#include "routing/address_book.hpp"
 
 #include <stdexcept>
 

@@ -5,7 +5,7 @@
 #include <elfin/internal/mailbox.hpp>
 #include <elfin/request.hpp>
 
-#include "system_core.hpp"
+#include "system/system_core.hpp"
 
 namespace elfin::detail {
 

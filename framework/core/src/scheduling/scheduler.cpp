@@ -1,4 +1,4 @@
-#include "scheduler.hpp"
+#include "scheduling/scheduler.hpp"
 
 #include <cassert>
 #include <chrono>
@@ -10,9 +10,10 @@
 #include <elfin/detail/group_series.hpp>
 #include <elfin/detail/telemetry_clock.hpp>
 #include <elfin/internal/thread_name.hpp>
-#include "current_actor.hpp"
+#include "actor/current_actor.hpp"
+#include "actor/lifecycle.hpp"
 
-#include "system_core.hpp"
+#include "system/system_core.hpp"
 
 namespace elfin::detail {
 

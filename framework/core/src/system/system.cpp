@@ -15,8 +15,8 @@
 #include <elfin/messages.hpp>
 #include <elfin/system_config.hpp>
 
-#include "runtime_log.hpp"
-#include "system_core.hpp"
+#include "observers/runtime_log.hpp"
+#include "system/system_core.hpp"
 
 namespace elfin {
 
@@ -142,7 +142,7 @@ Result<Prepared, StartError> prepare(const Topology& topology, StartOptions opti
   }
   if (core->find_group("system.dumpers") != nullptr) core->enable_dumping(dumping::kDefaultStorageCapacity);
   if (core->find_group("system.telemeters") != nullptr) core->enable_telemetry();
-  if (auto* loggers = core->find_group("system.loggers")) core->enable_logger(*loggers);
+  if (auto* loggers = core->find_group("system.loggers")) core->log_sink().enable(*loggers);
   for (const auto& group : core->groups()) {
     prepared.sections.push_back(config.for_group(group->name()));
     ConfigReport report = group->check_config(prepared.sections.back());
@@ -215,9 +215,9 @@ System::System(System&&) noexcept = default;
 System& System::operator=(System&&) noexcept = default;
 System::~System() = default;
 
-void System::terminate(std::string reason) { core_->terminate(std::move(reason)); }
-void System::join() { core_->join(); }
-bool System::join_for(std::chrono::milliseconds timeout) { return core_->join_for(timeout); }
+void System::terminate(std::string reason) { core_->termination().terminate(std::move(reason)); }
+void System::join() { core_->termination().join(); }
+bool System::join_for(std::chrono::milliseconds timeout) { return core_->termination().join_for(timeout); }
 
 Result<void, TimeError> System::advance_time(std::chrono::nanoseconds by, std::chrono::milliseconds settle_timeout) {
   return core_->advance_time(by, settle_timeout);
@@ -227,7 +227,7 @@ std::chrono::steady_clock::time_point System::now() const { return core_->timers
 std::optional<std::chrono::steady_clock::time_point> System::next_timer() const {
   return core_->timers().next_deadline();
 }
-void System::kill(std::string reason) { core_->kill(std::move(reason)); }
+void System::kill(std::string reason) { core_->termination().kill(std::move(reason)); }
 
 Addr System::group_addr(std::string_view name) const {
   auto* group = core_->find_group(name);
@@ -240,9 +240,9 @@ std::vector<telemetry::MetricSample> System::scrape_metrics() const {
   return core_->groups().empty() ? std::vector<telemetry::MetricSample>{} : telemetry::scrape(*core_->groups().front());
 }
 
-std::size_t System::active_actors() const { return core_->live_actors(); }
+std::size_t System::active_actors() const { return core_->termination().live_actors(); }
 
-std::optional<std::string> System::failure() const { return core_->failure(); }
+std::optional<std::string> System::failure() const { return core_->termination().failure(); }
 
 int run(Topology topology, StartOptions options) {
   // Signals are caught from before the start, so a SIGTERM that arrives while the system starts
@@ -278,5 +278,5 @@ int run(Topology topology, StartOptions options) {
 }  // namespace elfin
 
 namespace elfin::detail {
-void terminate_system(SystemCore& system, std::string reason) { system.terminate(std::move(reason)); }
+void terminate_system(SystemCore& system, std::string reason) { system.termination().terminate(std::move(reason)); }
 }  // namespace elfin::detail

@@ -11,9 +11,9 @@
 #include <elfin/internal/mailbox.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/request.hpp>
-#include "current_actor.hpp"
+#include "actor/current_actor.hpp"
 
-#include "system_core.hpp"
+#include "system/system_core.hpp"
 
 namespace elfin::detail {
 

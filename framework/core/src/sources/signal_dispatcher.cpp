@@ -1,4 +1,4 @@
-#include "signal_dispatcher.hpp"
+#include "sources/signal_dispatcher.hpp"
 
 #include <future>
 

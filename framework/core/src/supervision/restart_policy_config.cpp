@@ -1,4 +1,4 @@
-#include "restart_policy_config.hpp"
+#include "supervision/restart_policy_config.hpp"
 
 #include <charconv>
 #include <stdexcept>

@@ -213,7 +213,8 @@ int client_command(const Args& args, std::FILE* out, std::FILE* err) {
   }
   const auto& p = args.positional;
   if (command == "put" || command == "cas") {
-    auto written = command == "put" ? client->put(p[1], p[2]) : client->cas(p[1], p[2], *args.expect);
+    // A cas without --expect was refused above.
+    auto written = command == "cas" && args.expect ? client->cas(p[1], p[2], *args.expect) : client->put(p[1], p[2]);
     if (!written) return failed(err, command, written.error());
     fmt::print(out, "version {}\n", written->version);
     return 0;

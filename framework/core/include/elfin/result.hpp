@@ -78,8 +78,9 @@ class [[nodiscard]] Result<void, E> {
 
   [[nodiscard]] bool ok() const noexcept { return !error_.has_value(); }
   explicit operator bool() const noexcept { return ok(); }
-  const E& error() const& { return assert(!ok()), *error_; }
-  E&& error() && { return assert(!ok()), std::move(*error_); }
+  // Precondition !ok(), asserted: std::expected::error()'s contract, so no check in release builds.
+  const E& error() const& { return assert(!ok()), *error_; }    // NOLINT(bugprone-unchecked-optional-access)
+  E&& error() && { return assert(!ok()), std::move(*error_); }  // NOLINT(bugprone-unchecked-optional-access)
 
   friend bool operator==(const Result& a, const Result& b) { return a.error_ == b.error_; }
 

@@ -14,6 +14,14 @@
 
 namespace elfin::detail {
 
+// System::start fills both from the config or their defaults before the core exists.
+std::chrono::milliseconds Termination::closing_after() const {
+  return system_.options().terminate_closing_after.value_or(std::chrono::milliseconds::zero());
+}
+std::chrono::milliseconds Termination::give_up_after() const {
+  return system_.options().terminate_give_up_after.value_or(std::chrono::milliseconds::zero());
+}
+
 Termination::~Termination() {
   if (terminator_.joinable()) terminator_.join();
 }
@@ -89,8 +97,7 @@ void Termination::join() {
     // Under virtual time the termination stages wait for a clock nobody else advances while the
     // owner is blocked here, so an actor that ignores Terminate would hang the join for ever: let
     // the stages' time pass once real time shows the system is not finishing by itself.
-    const auto& options = system_.options();
-    const auto stages = *options.terminate_closing_after + *options.terminate_give_up_after;
+    const auto stages = closing_after() + give_up_after();
     while (!join_for(std::chrono::milliseconds(20)))
       std::ignore = system_.advance_time(stages, std::chrono::milliseconds(1000));
     return;
@@ -123,9 +130,8 @@ void Termination::begin_phase(bool system_phase, const std::string& reason) {
   for (auto* g : groups) g->stop_spawning();
   for (auto* g : groups)
     system_.send_to_group(*g, Envelope::make(Terminate{false, reason}, Addr{}, TraceId::generate()));
-  const auto timer =
-      system_.timers().schedule_after(*system_.options().terminate_closing_after,
-                                      [this, phase, groups, reason] { close_phase(phase, groups, reason); });
+  const auto timer = system_.timers().schedule_after(
+      closing_after(), [this, phase, groups, reason] { close_phase(phase, groups, reason); });
   std::lock_guard lock(mu_);
   if (phase_ == phase) stage_timer_ = timer;
 }
@@ -138,7 +144,7 @@ void Termination::close_phase(std::uint64_t phase, const std::vector<GroupRuntim
   }
   for (auto* g : groups)
     system_.send_to_group(*g, Envelope::make(Terminate::closing(reason), Addr{}, TraceId::generate()));
-  const auto timer = system_.timers().schedule_after(*system_.options().terminate_give_up_after, [this, phase] {
+  const auto timer = system_.timers().schedule_after(give_up_after(), [this, phase] {
     {
       std::lock_guard lock(mu_);
       if (phase_ != phase) return;

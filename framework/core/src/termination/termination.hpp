@@ -61,6 +61,8 @@ class Termination {
   void terminate_and_wait(std::string reason);
 
  private:
+  [[nodiscard]] std::chrono::milliseconds closing_after() const;
+  [[nodiscard]] std::chrono::milliseconds give_up_after() const;
   [[nodiscard]] std::vector<GroupRuntime*> phase_groups(bool system_phase) const;
   /// Stage one of a phase: stop spawning, polite Terminate, the timer of stage two.
   void begin_phase(bool system_phase, const std::string& reason);

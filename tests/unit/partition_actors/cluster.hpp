@@ -117,7 +117,7 @@ struct ClusterOptions {
   /// Node n's topology; unset: system.network, wal, partitions (RecordingKv) and partitions.peers.
   /// It must have a group "wal" (the proxies' subject) and "system.network".
   std::function<elfin::Topology(std::uint16_t node)> topology{};
-  std::string extra_config;  ///< more config sections (e.g. [kv])
+  std::string extra_config{};  ///< more config sections (e.g. [kv])
   std::chrono::milliseconds proxy_timeout = 10s;
 };
 

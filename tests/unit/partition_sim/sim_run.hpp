@@ -40,7 +40,7 @@ struct RunOptions {
   std::size_t operations = 1000;  ///< client operations started during the faulty phase
   std::size_t clients = 5;
   bool faults = true;
-  unsigned fault_kinds = kAllFaults;
+  unsigned fault_kinds = kIsolateNode | kIsolateLeader | kCrash | kLossyLinks;
   /// Clients talk to the KV front (see above) instead of the partitions.
   bool front = false;
   /// Reads with `stale = true` at a random replica instead of linearizable reads at the leader:

@@ -200,7 +200,7 @@ class Driver {
       Client c;
       c.record = &recorder_.client();
       for (std::uint64_t p = 0; p < kPartitions; ++p) c.target[p] = pick_node();
-      c.front = pick_node();
+      if (options.front) c.front = pick_node();  // (a partition run draws as it always did)
       clients_.push_back(std::move(c));
     }
     next_fault_ = 50ms;

@@ -678,6 +678,22 @@ RunResult run(const RunOptions& options) {
   return result;
 }
 
+std::string first_difference(const RunResult& a, const RunResult& b) {
+  const auto& x = a.history.operations;
+  const auto& y = b.history.operations;
+  for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) {
+    const bool same = x[i].client == y[i].client && x[i].invoke == y[i].invoke && x[i].complete == y[i].complete &&
+                      x[i].input == y[i].input && x[i].output == y[i].output;
+    if (!same) {
+      return fmt::format("operation {}: {} vs {}", i, lin::KvModel{}.describe(x[i].input, x[i].output),
+                         lin::KvModel{}.describe(y[i].input, y[i].output));
+    }
+  }
+  if (x.size() != y.size()) return fmt::format("{} vs {} operations", x.size(), y.size());
+  if (a.trace != b.trace) return "the traces differ";
+  return {};
+}
+
 DeadlineProbe probe_front_deadline(std::uint64_t seed) {
   DiskRoot root;
   auto applied = std::make_shared<AppliedLog>();

@@ -78,6 +78,10 @@ struct RunResult {
 
 [[nodiscard]] RunResult run(const RunOptions& options);
 
+/// Where two runs differ (the first operation of their histories, or their traces); empty when
+/// they are the same run.
+[[nodiscard]] std::string first_difference(const RunResult& a, const RunResult& b);
+
 /// A front run's deadline, in virtual time: every node cut off from the others, one Put sent to
 /// node 1's front (request_timeout 2 s). Whether and when (virtual time since the Put) it was
 /// answered, and with which error (empty: it succeeded).

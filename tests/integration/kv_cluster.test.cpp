@@ -4,10 +4,6 @@
 // loses no acknowledged write while the other two keep serving.
 #include <catch2/catch.hpp>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -26,12 +22,9 @@
 #include <elfin/kv/client.hpp>
 #include <elfin/kv/cluster.hpp>
 
-#include "process.hpp"
-#include "temp_dir.hpp"
+#include "kv_local_cluster.hpp"
 
 using namespace std::chrono_literals;
-using elfin::test::Process;
-using elfin::test::TempDir;
 namespace pk = elfin::protocols::kv;
 
 namespace {
@@ -41,101 +34,14 @@ namespace {
 /// under the sanitizers; 128 keep the test in seconds.
 constexpr std::uint32_t kShards = 128;
 
-bool port_free(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
-  ::close(fd);
-  return ok;
-}
-
-/// The first of three consecutive ports free a moment ago.
-std::uint16_t free_base_port() {
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    const std::uint16_t base = elfin::test::free_tcp_port();
-    if (base < 60000 && port_free(base + 1) && port_free(base + 2)) return base;
-  }
-  FAIL("no three consecutive free ports");
-  return 0;
-}
-
-struct Run {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-/// `elfin <args>`, waited for.
-Run elfin_cli(std::vector<std::string> args, std::chrono::seconds timeout = 60s) {
-  args.insert(args.begin(), elfin::test::elfin_binary());
-  auto process = Process::start(args);
-  if (!process) FAIL(process.error());
-  auto status = process->wait_exit(timeout);
-  if (!status) FAIL(fmt::format("`{}` still runs after {} s", fmt::join(args, " "), timeout.count()));
-  return Run{status->signal != 0 ? -1 : status->code, process->stdout_text(), process->stderr_text()};
-}
-
-/// A started cluster in a temporary directory, stopped (and checked stopped) at the end.
-class LocalCluster {
+/// A started cluster in a temporary directory, stopped at the end.
+class LocalCluster : public elfin::test::KvLocalCluster {
  public:
-  LocalCluster() {
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      base_port_ = free_base_port();
-      started_ = elfin_cli({"kv", "cluster", "start", "--dir", dir_.path().string(), "--base-port",
-                            std::to_string(base_port_), "--shards", std::to_string(kShards)});
-      if (started_.code == 0 || started_.err.find("is taken") == std::string::npos) break;
-    }
-    INFO(started_.out << started_.err);
-    REQUIRE(started_.code == 0);
+  LocalCluster() : KvLocalCluster({.shards = kShards}) {
+    INFO(started().out << started().err);
+    REQUIRE(started().code == 0);
   }
-  ~LocalCluster() {
-    if (!stopped_) std::ignore = elfin_cli({"kv", "cluster", "stop", "--dir", dir_.path().string()});
-  }
-  LocalCluster(const LocalCluster&) = delete;
-  LocalCluster& operator=(const LocalCluster&) = delete;
-
-  [[nodiscard]] std::string dir() const { return dir_.path().string(); }
-  [[nodiscard]] const Run& started() const { return started_; }
-  [[nodiscard]] std::vector<std::string> pods() const {
-    return {fmt::format("tcp://127.0.0.1:{}", base_port_), fmt::format("tcp://127.0.0.1:{}", base_port_ + 1),
-            fmt::format("tcp://127.0.0.1:{}", base_port_ + 2)};
-  }
-  [[nodiscard]] int pid(int pod) const {
-    return std::stoi(elfin::test::read_file(dir_.file(fmt::format("pod-{}.pid", pod))));
-  }
-  Run stop() {
-    stopped_ = true;
-    return elfin_cli({"kv", "cluster", "stop", "--dir", dir()});
-  }
-  /// `elfin kv cluster start` on the same directory and ports.
-  Run start_again() {
-    return elfin_cli({"kv", "cluster", "start", "--dir", dir(), "--base-port", std::to_string(base_port_), "--shards",
-                      std::to_string(kShards)});
-  }
-  /// `elfin kv <args> --dir DIR`.
-  Run kv(std::vector<std::string> args) {
-    args.insert(args.begin(), "kv");
-    args.push_back("--dir");
-    args.push_back(dir());
-    return elfin_cli(std::move(args));
-  }
-
- private:
-  TempDir dir_;
-  std::uint16_t base_port_ = 0;
-  Run started_;
-  bool stopped_ = false;
 };
-
-/// The process has exited (it may linger as a zombie until its parent, init, reaps it).
-bool gone(int pid) {
-  const std::string stat = elfin::test::read_file(fmt::format("/proc/{}/stat", pid));
-  const auto state = stat.rfind(") ");
-  return stat.empty() || state == std::string::npos || stat[state + 2] == 'Z';
-}
 
 std::uint64_t version_in(const std::string& out) {
   const auto at = out.find("version ");
@@ -228,7 +134,7 @@ TEST_CASE(
   INFO(stopped.err);
   REQUIRE(stopped.code == 0);
   CHECK_THAT(stopped.out, Catch::Contains("pod 1 pid") && Catch::Contains("pod 3 pid"));
-  for (const int pid : pids) CHECK(gone(pid));
+  for (const int pid : pids) CHECK(elfin::test::process_gone(pid));
   CHECK_FALSE(std::filesystem::exists(std::filesystem::path(cluster.dir()) / "pod-1.pid"));
 }
 

@@ -28,7 +28,9 @@
 
 #include <elfin/actors/kv.hpp>
 #include <elfin/delay.hpp>
+#include <elfin/detail/timer_service.hpp>
 #include <elfin/handle.hpp>
+#include <elfin/internal/system_hooks.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/protocols/kv.hpp>
 #include <elfin/protocols/kv/command.hpp>
@@ -191,6 +193,8 @@ class Front {
 
   Task<> run() {
     self_ = ctx_.addr().node_no();
+    // Unique per front incarnation: the node, and when this one started.
+    origin_ = (std::uint64_t{self_} << 48U) ^ static_cast<std::uint64_t>(now().time_since_epoch().count());
     std::ignore = config();
     while (auto envelope = co_await ctx_.recv()) co_await dispatch(*envelope);
   }
@@ -224,6 +228,18 @@ class Front {
   void start_key_op(const Request& request, ResponseToken<Request> token, pk::ShardMode mode, pk::KvCommand command,
                     bool conditional) {
     if (refuse_empty_key(request, token)) return;
+    if (mode == pk::ShardMode::Propose) {
+      // A request id: every attempt proposes these same bytes, and the state machine applies them
+      // once. The client's, when it gave one (it may send the request again to another pod).
+      if constexpr (requires { request.origin; }) {
+        command.origin = request.origin;
+        command.sequence = request.sequence;
+      }
+      if (command.origin == 0) {
+        command.origin = origin_;
+        command.sequence = ++sequence_;
+      }
+    }
     Op op;
     op.token = Token{std::move(token)};
     op.shard = shard_of(request.key, config().shards);
@@ -306,7 +322,7 @@ class Front {
 
   void start(Op op) {
     const Config& cfg = config();
-    op.deadline = Clock::now() + (op.whole_scan ? cfg.scan_timeout : cfg.request_timeout);
+    op.deadline = now() + (op.whole_scan ? cfg.scan_timeout : cfg.request_timeout);
     op.target = first_target(op);
     const std::uint64_t id = ++next_id_;
     ops_.emplace(id, std::move(op));
@@ -359,7 +375,7 @@ class Front {
         if (hint != 0 && hint != op.target && is_replica(hint)) {
           op.target = hint;
           leaders_[op.shard] = hint;
-          if (Clock::now() >= op.deadline) {
+          if (now() >= op.deadline) {
             retry_later(it);  // answers the deadline
           } else {
             attempt(it->first);
@@ -390,7 +406,7 @@ class Front {
   void retry_later(std::map<std::uint64_t, Op>::iterator it) {
     Op& op = it->second;
     const auto interval = ctx_.config().retry_interval;
-    if (Clock::now() + interval >= op.deadline) {
+    if (now() + interval >= op.deadline) {
       const auto kind = op.unknown ? pk::KvErrorKind::Timeout : pk::KvErrorKind::Unavailable;
       fail(it,
            pk::KvError{kind, 0, 0, op.shard,
@@ -497,6 +513,12 @@ class Front {
     std::move(done.token).respond(pk::Scanned{std::move(done.entries), done.more});
   }
 
+  /// The system's clock (System::now): the steady clock, or virtual time in a simulated cluster,
+  /// where a request's deadline then passes with the cluster's time, as its retries' delays do.
+  [[nodiscard]] Clock::time_point now() const {
+    return detail::timers_of(detail::ActorCellAccess::cell(ctx_)->group().system()).now();
+  }
+
   // --- other fronts -------------------------------------------------------------------------
 
   void on_shard_request(const pk::ShardRequest& request, ResponseToken<pk::ShardRequest> token) {
@@ -507,6 +529,8 @@ class Front {
 
   FrontContext ctx_;
   std::uint16_t self_ = 0;
+  std::uint64_t origin_ = 0;    ///< this incarnation's request ids' origin
+  std::uint64_t sequence_ = 0;  ///< the last write's request number
   std::uint64_t next_id_ = 0;
   std::map<std::uint64_t, Op> ops_;
   std::map<std::uint64_t, ScanJob> scans_;

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include <msgpack.hpp>
 
@@ -14,7 +15,8 @@ namespace pk = protocols::kv;
 /// The snapshot's form: the map as a msgpack map of key -> {value, version}.
 struct KvSnapshot {
   std::map<std::string, KvStateMachine::Value> data;
-  ELFIN_PART(data);
+  std::vector<KvStateMachine::RecentWrite> recent{};  ///< oldest first
+  ELFIN_PART(data, ELFIN_DEFAULT(recent));
 };
 
 Bytes pack(const KvSnapshot& snapshot) {
@@ -54,6 +56,29 @@ pk::KvResponse KvStateMachine::read(const pk::KvCommand& command) const {
 
 Bytes KvStateMachine::apply(std::uint64_t index, std::span<const std::uint8_t> bytes) {
   pk::KvCommand command = pk::decode_kv_command(bytes);
+  const bool writes = command.op != pk::KvOp::Get && command.op != pk::KvOp::Scan && command.op != pk::KvOp::Other;
+  if (!writes || command.origin == 0) return apply_once(index, std::move(command));
+  if (auto it = recent_index_.find({command.origin, command.sequence}); it != recent_index_.end()) {
+    return recent_.at(it->second - evicted_).response;  // applied already: the same answer again
+  }
+  const std::uint64_t origin = command.origin;
+  const std::uint64_t sequence = command.sequence;
+  Bytes response = apply_once(index, std::move(command));
+  remember(origin, sequence, response);
+  return response;
+}
+
+void KvStateMachine::remember(std::uint64_t origin, std::uint64_t sequence, const Bytes& response) {
+  recent_index_[{origin, sequence}] = evicted_ + recent_.size();
+  recent_.push_back(RecentWrite{origin, sequence, response});
+  if (recent_.size() > kRecentWrites) {
+    recent_index_.erase({recent_.front().origin, recent_.front().sequence});
+    recent_.pop_front();
+    ++evicted_;
+  }
+}
+
+Bytes KvStateMachine::apply_once(std::uint64_t index, pk::KvCommand command) {
   pk::KvResponse response;
   const auto it = data_.find(command.key);
   const std::uint64_t current = it == data_.end() ? 0 : it->second.version;
@@ -99,11 +124,16 @@ Bytes KvStateMachine::query(std::span<const std::uint8_t> bytes) const {
   return encode(read(pk::decode_kv_command(bytes)));
 }
 
-Bytes KvStateMachine::snapshot() const { return pack(KvSnapshot{data_}); }
+Bytes KvStateMachine::snapshot() const { return pack(KvSnapshot{data_, {recent_.begin(), recent_.end()}}); }
 
 void KvStateMachine::restore(std::span<const std::uint8_t> bytes) {
   msgpack::object_handle handle = msgpack::unpack(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  data_ = handle.get().as<KvSnapshot>().data;
+  KvSnapshot snapshot = handle.get().as<KvSnapshot>();
+  data_ = std::move(snapshot.data);
+  recent_.clear();
+  recent_index_.clear();
+  evicted_ = 0;
+  for (auto& write : snapshot.recent) remember(write.origin, write.sequence, write.response);
 }
 
 }  // namespace elfin::actors::partition

@@ -43,7 +43,8 @@ States mismatch(const KvState& s, std::uint64_t expected, const KvOutput& out) {
     if (s.exists || expected == 0) return {};
     return {s};
   }
-  if (!s.exists || out.value != s.value || out.version == expected || !may_be(s, out.version)) return {};
+  if (!s.exists || (out.value_known && out.value != s.value) || out.version == expected || !may_be(s, out.version))
+    return {};
   return {pinned(s, out.version)};
 }
 
@@ -112,8 +113,9 @@ std::string output_text(const std::optional<KvOutput>& out) {
     case KvStatus::NotFound:
       return "not found";
     case KvStatus::Mismatch:
-      return out->version == 0 ? "mismatch (absent)"
-                               : "mismatch (current '" + out->value + "' " + version_text(out->version) + ")";
+      if (out->version == 0) return "mismatch (absent)";
+      if (!out->value_known) return "mismatch (current " + version_text(out->version) + ")";
+      return "mismatch (current '" + out->value + "' " + version_text(out->version) + ")";
   }
   return "?";
 }

@@ -25,6 +25,17 @@ struct Client::Impl {
   std::mutex mutex;
   ClientOptions options;
   std::optional<testing::Proxy> proxy;
+  // Writes carry a request id (protocols/kv): one sent again to another pod is applied once.
+  std::uint64_t origin = 0;
+  std::uint64_t sequence = 0;
+
+  template <class R>
+  R identified(R request) {
+    std::lock_guard lock(mutex);
+    request.origin = origin;
+    request.sequence = ++sequence;
+    return request;
+  }
 
   [[nodiscard]] bool connected() {
     proxy->set_timeout(std::chrono::milliseconds{2000});
@@ -97,6 +108,9 @@ idle_timeout = "5s"
                                   pods, options.secret ? fmt::format("secret = \"{}\"", *options.secret) : "");
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  // Unique per client incarnation: its node number and when it started.
+  impl->origin =
+      (std::uint64_t{options.node} << 48U) ^ static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
   testing::ProxyOptions proxy_options;
   proxy_options.node_no = options.node;
   proxy_options.timeout = options.timeout;
@@ -123,21 +137,23 @@ Client::~Client() = default;
 std::uint16_t Client::node() const { return impl_->options.node; }
 
 Result<pk::Written, pk::KvError> Client::put(std::string key, std::string value) {
-  return impl_->call<pk::Put, pk::Written>(pk::Put{std::move(key), std::move(value)}, false, impl_->options.timeout);
+  return impl_->call<pk::Put, pk::Written>(impl_->identified(pk::Put{std::move(key), std::move(value)}), false,
+                                           impl_->options.timeout);
 }
 Result<pk::Found, pk::KvError> Client::get(std::string key, bool stale) {
   return impl_->call<pk::Get, pk::Found>(pk::Get{std::move(key), stale}, false, impl_->options.timeout);
 }
 Result<pk::Deleted, pk::KvError> Client::remove(std::string key) {
-  return impl_->call<pk::Delete, pk::Deleted>(pk::Delete{std::move(key)}, false, impl_->options.timeout);
+  return impl_->call<pk::Delete, pk::Deleted>(impl_->identified(pk::Delete{std::move(key)}), false,
+                                              impl_->options.timeout);
 }
 Result<pk::Written, pk::KvError> Client::cas(std::string key, std::string value, pk::Version expected_version) {
-  return impl_->call<pk::Cas, pk::Written>(pk::Cas{std::move(key), std::move(value), expected_version}, true,
-                                           impl_->options.timeout);
+  return impl_->call<pk::Cas, pk::Written>(
+      impl_->identified(pk::Cas{std::move(key), std::move(value), expected_version}), true, impl_->options.timeout);
 }
 Result<pk::Deleted, pk::KvError> Client::delete_if_version(std::string key, pk::Version expected_version) {
-  return impl_->call<pk::DeleteIfVersion, pk::Deleted>(pk::DeleteIfVersion{std::move(key), expected_version}, true,
-                                                       impl_->options.timeout);
+  return impl_->call<pk::DeleteIfVersion, pk::Deleted>(
+      impl_->identified(pk::DeleteIfVersion{std::move(key), expected_version}), true, impl_->options.timeout);
 }
 Result<pk::Scanned, pk::KvError> Client::scan(pk::Scan request) {
   // A scan over every shard may create all of them: the front gives it scan_timeout (30 s).

@@ -24,8 +24,7 @@
 #include <elfin/topology_file.hpp>
 
 #include "../eventually.hpp"
-#include "../network/network_test_config.hpp"
-#include "../temp_dir.hpp"
+#include "../partition_actors/cluster.hpp"
 
 namespace {
 
@@ -43,69 +42,24 @@ elfin::BlueprintRegistry pod_registry() {
   return registry;
 }
 
-class KvCluster {
+/// Node `n` as the shipped pod topology mounts it.
+elfin::Topology pod_topology(std::uint16_t n) {
+  static const elfin::BlueprintRegistry registry = pod_registry();
+  elfin::kv::ClusterLayout layout;
+  auto file = elfin::parse_topology_file(elfin::kv::pod_topology(layout, n), fmt::format("pod-{}.toml", n), registry);
+  if (!file) FAIL(file.error().message());
+  return std::move(file->topology);
+}
+
+/// The partition tests' three-node cluster (loopback TCP, real WAL files), each node a pod.
+class KvCluster : public partition_test::Cluster {
  public:
-  explicit KvCluster(std::string kv_extra = {}) : kv_extra_(std::move(kv_extra)) {
-    nodes_.resize(3);
-    for (std::uint16_t n = 1; n <= 3; ++n) start(n);
-    for (std::uint16_t n = 1; n <= 3; ++n) REQUIRE(connected(n));
-  }
-
-  [[nodiscard]] bool running(std::uint16_t n) const { return nodes_.at(n - 1) != nullptr; }
-  elfin::testing::Proxy& node(std::uint16_t n) { return *nodes_.at(n - 1); }
-
-  void start(std::uint16_t n) {
-    std::vector<std::string> peers;
-    for (std::uint16_t other = 1; other <= 3; ++other) {
-      if (other != n && running(other)) peers.push_back(listen_address(other));
-    }
-    elfin::kv::ClusterLayout layout;
-    auto file =
-        elfin::parse_topology_file(elfin::kv::pod_topology(layout, n), fmt::format("pod-{}.toml", n), registry_);
-    if (!file) FAIL(file.error().message());
-    elfin::StartOptions start;
-    start.node_no = file->node_no;
-    start.config_toml =
-        elfin::network::test::network_config("127.0.0.1:0", peers) +
-        fmt::format(R"(
-[wal]
-dir = "{}"
-wal_count = 2
-segment_bytes = "1MiB"
-preallocate = false
-
-[partitions]
-nodes = [1, 2, 3]
-tick = "50ms"
-election_ticks = 10
-heartbeat_ticks = 2
-snapshot_dir = "{}"
-proposal_timeout = "2s"
-
-[kv]
-nodes = [1, 2, 3]
-{}
-)",
-                    dir_.file(fmt::format("node{}/wal", n)), dir_.file(fmt::format("node{}/snapshots", n)), kv_extra_);
-    elfin::testing::ProxyOptions options;
-    options.node_no = n;
-    options.timeout = 30s;
-    nodes_.at(n - 1) = std::make_unique<elfin::testing::Proxy>(
-        elfin::testing::proxy(std::move(file->topology), "wal", std::move(start), options));
-  }
-
-  void stop(std::uint16_t n) { nodes_.at(n - 1).reset(); }
-
-  bool connected(std::uint16_t n) {
-    return eventually([&] {
-      auto info =
-          node(n).request_fallible(elfin::network::GetNetworkInfo{}, node(n).system().group_addr("system.network"));
-      if (!info) return false;
-      std::size_t want = 0;
-      for (std::uint16_t other = 1; other <= 3; ++other) want += other != n && running(other);
-      return info->peers.size() >= want;
-    });
-  }
+  explicit KvCluster(const std::string& kv_extra = {})
+      : Cluster({.nodes = 3,
+                 .partition_extra = {},
+                 .topology = pod_topology,
+                 .extra_config = "[kv]\nnodes = [1, 2, 3]\n" + kv_extra + "\n",
+                 .proxy_timeout = 30s}) {}
 
   /// A request to node `n`'s KV front; an unanswered request fails the test.
   template <class R>
@@ -114,44 +68,6 @@ nodes = [1, 2, 3]
     if (!answer) FAIL("the front of node " << n << " gave no answer: " << elfin::to_string(answer.error()));
     return std::move(*answer);
   }
-
-  std::optional<pr::PartitionStatus> status(std::uint16_t n, std::uint64_t partition) {
-    auto status =
-        node(n).request_fallible(pr::GetPartitionStatus{partition}, node(n).system().group_addr("partitions"));
-    if (!status) return std::nullopt;
-    return *status;
-  }
-
-  /// The node leading `partition` as its own replica says, once one does.
-  std::optional<std::uint16_t> leader(std::uint64_t partition) {
-    std::optional<std::uint16_t> found;
-    eventually(
-        [&] {
-          for (std::uint16_t n = 1; n <= 3; ++n) {
-            if (!running(n)) continue;
-            if (auto s = status(n, partition); s && s->role == pr::Role::Leader) {
-              found = n;
-              return true;
-            }
-          }
-          return false;
-        },
-        15s);
-    return found;
-  }
-
- private:
-  std::string listen_address(std::uint16_t n) {
-    auto info =
-        node(n).request_fallible(elfin::network::GetNetworkInfo{}, node(n).system().group_addr("system.network"));
-    if (!info || info->listening.empty()) FAIL("node " << n << " listens nowhere");
-    return info->listening.front();
-  }
-
-  std::string kv_extra_;
-  elfin::BlueprintRegistry registry_ = pod_registry();
-  elfin::test::TempDir dir_;
-  std::vector<std::unique_ptr<elfin::testing::Proxy>> nodes_;
 };
 
 }  // namespace
@@ -315,4 +231,28 @@ TEST_CASE(
   const auto refused = cluster.ask(last, pk::Put{"k", "lost"});
   REQUIRE_FALSE(refused);
   CHECK((refused.error().kind == pk::KvErrorKind::Timeout || refused.error().kind == pk::KvErrorKind::Unavailable));
+}
+
+TEST_CASE("kv: a write sent again with the client's request id to another front is applied once", "[kv]") {
+  KvCluster cluster;
+  // The client's first attempt reached node 1's front and was applied; its answer was lost, so
+  // the client sends the same request (the same id) to node 2, after another client's write.
+  const pk::Put put{"resent", "first", 0xC11E, 1};
+  const auto first = cluster.ask(1, put);
+  REQUIRE(first);
+  const auto other = cluster.ask(3, pk::Put{"resent", "other"});
+  REQUIRE(other);
+  const auto again = cluster.ask(2, put);
+  REQUIRE(again);
+  CHECK(again->version == first->version);  // the first application's answer
+  const auto now = cluster.ask(2, pk::Get{"resent", false});
+  REQUIRE(now);
+  CHECK(*now == pk::Found{true, "other", other->version});  // not written over a second time
+
+  const pk::Delete del{"resent", 0xC11E, 2};
+  REQUIRE(cluster.ask(1, del)->existed);
+  const auto recreated = cluster.ask(3, pk::Put{"resent", "new"});
+  REQUIRE(recreated);
+  CHECK(cluster.ask(2, del)->existed);  // the first answer again, and the new value stays
+  CHECK(cluster.ask(1, pk::Get{"resent", false})->value == "new");
 }

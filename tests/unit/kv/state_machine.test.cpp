@@ -122,3 +122,38 @@ TEST_CASE("kv: a key's shard is jump(xxh64(key), 1024), the shard function jump-
   CHECK(seen.size() > 900);
   CHECK(*seen.rbegin() < pk::kShards);
 }
+
+TEST_CASE("kv: a write proposed again with the same request id is applied once and answered as the first time",
+          "[kv]") {
+  ap::KvStateMachine kv;
+  pk::KvCommand put{pk::KvOp::Put, "a", "1", 0, 0, 7, 1};
+  CHECK(run(kv, 3, put).version == 3);
+  CHECK(run(kv, 4, {pk::KvOp::Put, "a", "2", 0, 0, 8, 1}).version == 4);  // another front's write
+  // The first attempt's entry committed at 3; the retry's entry at 5 changes nothing and answers
+  // version 3 again (without the id check it wrote "1" back over "2", as a second write).
+  CHECK(run(kv, 5, put).version == 3);
+  const auto now = query(kv, {pk::KvOp::Get, "a", {}, 0, 0});
+  CHECK(now.value == "2");
+  CHECK(now.version == 4);
+
+  // A delete retried after another write does not delete that write.
+  pk::KvCommand del{pk::KvOp::Delete, "a", {}, 0, 0, 7, 2};
+  CHECK(run(kv, 6, del).ok);
+  CHECK(run(kv, 7, {pk::KvOp::Put, "a", "3", 0, 0, 8, 2}).version == 7);
+  CHECK(run(kv, 8, del).ok);  // the first answer (it existed), not a second delete
+  CHECK(query(kv, {pk::KvOp::Get, "a", {}, 0, 0}).value == "3");
+
+  // The ids survive a snapshot.
+  ap::KvStateMachine restored;
+  restored.restore(kv.snapshot());
+  CHECK(run(restored, 9, put).version == 3);
+  CHECK(query(restored, {pk::KvOp::Get, "a", {}, 0, 0}).version == 7);
+
+  // Without an id every application counts, and an old id is forgotten after kRecentWrites others.
+  CHECK(run(kv, 10, {pk::KvOp::Put, "b", "x", 0, 0}).version == 10);
+  CHECK(run(kv, 11, {pk::KvOp::Put, "b", "x", 0, 0}).version == 11);
+  for (std::uint64_t i = 0; i < ap::KvStateMachine::kRecentWrites; ++i) {
+    std::ignore = run(kv, 12 + i, {pk::KvOp::Put, "c", "y", 0, 0, 9, i + 1});
+  }
+  CHECK(run(kv, 20000, put).version == 20000);
+}

@@ -43,6 +43,18 @@ TEST_CASE("kv model: a delete keeps the floor for the next write", "[linearizabi
   CHECK(model.step(gone[0], KvInput::cas("k", 5, "y"), KvOutput::mismatch({}, 0)) == gone);
 }
 
+TEST_CASE("kv model: a mismatch that reports only the current version accepts any value, never another version",
+          "[linearizability]") {
+  CHECK(model.step(at("x", 5), KvInput::cas("k", 4, "y"), KvOutput::mismatch_version(5)) == std::vector{at("x", 5)});
+  CHECK(model.step(at("x", 5), KvInput::cas("k", 4, "y"), KvOutput::mismatch_version(6)).empty());
+  CHECK(model.step(at("x", 5), KvInput::delete_if_version("k", 4), KvOutput::mismatch_version(5)) ==
+        std::vector{at("x", 5)});
+  // With the value known, a wrong one is refused.
+  CHECK(model.step(at("x", 5), KvInput::cas("k", 4, "y"), KvOutput::mismatch("z", 5)).empty());
+  CHECK(model.describe(KvInput::cas("k", 4, "y"), KvOutput::mismatch_version(5)) ==
+        "cas(v4, 'y') -> mismatch (current v5)");
+}
+
 TEST_CASE("kv model: descriptions read as the operation and its answer", "[linearizability]") {
   CHECK(model.describe(KvInput::cas("k", 0, "v"), KvOutput::mismatch("w", 3)) ==
         "cas(absent, 'v') -> mismatch (current 'w' v3)");

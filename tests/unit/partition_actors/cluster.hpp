@@ -6,11 +6,14 @@
 // ends: its actors are gone, its files stay) and started again on the same directories.
 //
 // Every node's state machines are KV state machines that also record what they apply, so a test
-// can compare the replicas' apply order.
+// can compare the replicas' apply order. A test may give its own topology per node instead (the KV
+// tests mount the shipped pod topology, with the KV front) and more config sections; the network,
+// WAL and partition config, the start and stop of nodes and the leader lookup stay the same.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -111,6 +114,11 @@ inline ap::Bytes get(std::string key) { return pk::encode(pk::KvCommand{pk::KvOp
 struct ClusterOptions {
   std::size_t nodes = 3;
   std::string partition_extra;  ///< more keys of the [partitions] section
+  /// Node n's topology; unset: system.network, wal, partitions (RecordingKv) and partitions.peers.
+  /// It must have a group "wal" (the proxies' subject) and "system.network".
+  std::function<elfin::Topology(std::uint16_t node)> topology{};
+  std::string extra_config{};  ///< more config sections (e.g. [kv])
+  std::chrono::milliseconds proxy_timeout = 10s;
 };
 
 class Cluster {
@@ -140,6 +148,38 @@ class Cluster {
     for (std::uint16_t other = 1; other <= options_.nodes; ++other) {
       nodes_list += fmt::format("{}{}", nodes_list.empty() ? "" : ", ", other);
     }
+    elfin::StartOptions start;
+    start.node_no = n;
+    start.config_toml =
+        elfin::network::test::network_config("127.0.0.1:0", peers) +
+        fmt::format(R"(
+[wal]
+dir = "{}"
+wal_count = 2
+segment_bytes = "1MiB"
+preallocate = false
+
+[partitions]
+nodes = [{}]
+tick = "20ms"
+election_ticks = 20
+heartbeat_ticks = 1
+snapshot_dir = "{}"
+proposal_timeout = "3s"
+{}
+{}
+)",
+                    dir_.file(fmt::format("node{}/wal", n)), nodes_list, dir_.file(fmt::format("node{}/snapshots", n)),
+                    options_.partition_extra, options_.extra_config);
+    elfin::testing::ProxyOptions proxy_options;
+    proxy_options.node_no = n;
+    proxy_options.timeout = options_.proxy_timeout;
+    nodes_.at(n - 1) = std::make_unique<elfin::testing::Proxy>(elfin::testing::proxy(
+        options_.topology ? options_.topology(n) : partition_topology(n), "wal", std::move(start), proxy_options));
+  }
+
+  /// The default topology of node `n`.
+  elfin::Topology partition_topology(std::uint16_t n) {
     elfin::Topology topology;
     topology.local("system.network").mount(elfin::network::blueprint());
     auto wal = topology.local("wal");
@@ -160,33 +200,7 @@ class Cluster {
     partitions.mount(ap::blueprint(std::move(options)));
     partitions.route_to(wal, elfin::filters::protocol("wal"));
     partitions.route_to(peers_group, elfin::filters::messages<pr::RaftMessage>());
-
-    elfin::StartOptions start;
-    start.node_no = n;
-    start.config_toml = elfin::network::test::network_config("127.0.0.1:0", peers) +
-                        fmt::format(R"(
-[wal]
-dir = "{}"
-wal_count = 2
-segment_bytes = "1MiB"
-preallocate = false
-
-[partitions]
-nodes = [{}]
-tick = "20ms"
-election_ticks = 20
-heartbeat_ticks = 1
-snapshot_dir = "{}"
-proposal_timeout = "3s"
-{}
-)",
-                                    dir_.file(fmt::format("node{}/wal", n)), nodes_list,
-                                    dir_.file(fmt::format("node{}/snapshots", n)), options_.partition_extra);
-    elfin::testing::ProxyOptions proxy_options;
-    proxy_options.node_no = n;
-    proxy_options.timeout = 10s;
-    nodes_.at(n - 1) = std::make_unique<elfin::testing::Proxy>(
-        elfin::testing::proxy(std::move(topology), "wal", std::move(start), proxy_options));
+    return topology;
   }
 
   /// Stops node `n`: its system terminates; its files stay.

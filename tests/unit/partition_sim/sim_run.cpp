@@ -8,26 +8,36 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
+#include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include <elfin/actors/kv.hpp>
 #include <elfin/actors/partition.hpp>
+#include <elfin/actors/partition/kv_state_machine.hpp>
 #include <elfin/actors/wal.hpp>
 #include <elfin/elfin.hpp>
 #include <elfin/linearizability/checker.hpp>
 #include <elfin/linearizability/recorder.hpp>
+#include <elfin/protocols/kv.hpp>
+#include <elfin/protocols/kv/command.hpp>
 #include <elfin/protocols/raft.hpp>
 #include <elfin/testing/sim_cluster.hpp>
 
+#include "../kv_answer.hpp"
 #include "register_map.hpp"
 
 namespace psim {
 
 namespace {
 
+namespace pk = elfin::protocols::kv;
 namespace pr = elfin::protocols::raft;
 using namespace std::chrono_literals;
 using Nanos = std::chrono::nanoseconds;
@@ -39,7 +49,8 @@ using KvRecorder = lin::Recorder<lin::KvInput, lin::KvOutput>;
 constexpr std::uint16_t kNodes = 3;
 constexpr std::uint64_t kPartitions = 2;
 constexpr std::uint64_t kKeysPerPartition = 3;
-/// A client gives up on a request after this (virtual) time; the proposal timeout is 1 s.
+/// A client gives up on a request after this (virtual) time; the proposal timeout is 1 s, the
+/// front's request timeout 2 s.
 constexpr Nanos kClientTimeout = 3s;
 
 /// A directory for the nodes' disks on tmpfs when there is one: the simulated disk models power
@@ -66,12 +77,21 @@ class DiskRoot {
   std::filesystem::path path_;
 };
 
-elfin::testing::SimClusterOptions cluster_options(std::uint64_t seed, const DiskRoot& root) {
+/// The pods' front: the two partitions are its shards.
+constexpr const char* kFrontConfig = R"(
+[kv]
+nodes = [1, 2, 3]
+shards = 2
+request_timeout = "2s"
+retry_interval = "20ms"
+)";
+
+elfin::testing::SimClusterOptions cluster_options(std::uint64_t seed, const DiskRoot& root, bool front) {
   elfin::testing::SimClusterOptions options;
   options.nodes = kNodes;
   options.seed = seed;
   options.disk_root = root.path();
-  options.config = [](const SimNode& node) {
+  options.config = [front](const SimNode& node) {
     return fmt::format(R"(
 [wal]
 dir = "{}"
@@ -87,13 +107,37 @@ heartbeat_ticks = 1
 snapshot_dir = "{}-snapshots"
 snapshot_every = 40
 proposal_timeout = "1s"
+{}
 )",
-                       node.disk().dir(), node.disk().dir());
+                       node.disk().dir(), node.disk().dir(), front ? kFrontConfig : "");
   };
   return options;
 }
 
-elfin::Topology node_topology(SimNode& node, const std::shared_ptr<AppliedLog>& applied) {
+/// The service's KV state machine, telling the AppliedLog what it applies.
+class RecordingKv final : public ap::StateMachine {
+ public:
+  RecordingKv(std::shared_ptr<AppliedLog> log, std::uint16_t node, std::uint64_t partition)
+      : log_(std::move(log)), node_(node), partition_(partition) {}
+  ap::Bytes apply(std::uint64_t index, std::span<const std::uint8_t> command) override {
+    log_->applied(node_, partition_, index, command);
+    return kv_.apply(index, command);
+  }
+  [[nodiscard]] ap::Bytes query(std::span<const std::uint8_t> query) const override { return kv_.query(query); }
+  [[nodiscard]] ap::Bytes snapshot() const override { return kv_.snapshot(); }
+  void restore(std::span<const std::uint8_t> snapshot) override {
+    log_->restored();
+    kv_.restore(snapshot);
+  }
+
+ private:
+  std::shared_ptr<AppliedLog> log_;
+  std::uint16_t node_;
+  std::uint64_t partition_;
+  ap::KvStateMachine kv_;
+};
+
+elfin::Topology node_topology(SimNode& node, const std::shared_ptr<AppliedLog>& applied, bool with_front) {
   elfin::Topology topology;
   auto disk = node.disk().file_system();
   auto wal = topology.local("wal");
@@ -107,26 +151,56 @@ elfin::Topology node_topology(SimNode& node, const std::shared_ptr<AppliedLog>& 
   auto peers = topology.local("partitions.peers");
   peers.mount(elfin::testing::sim_remote_group(std::move(front)));
   ap::Options options;
-  options.state_machine = [applied, n = node.node_no()](std::uint64_t partition) {
+  options.state_machine = [applied, n = node.node_no(),
+                           with_front](std::uint64_t partition) -> std::unique_ptr<ap::StateMachine> {
+    if (with_front) return std::make_unique<RecordingKv>(applied, n, partition);
     return std::make_unique<RegisterMap>(applied, n, partition);
   };
   auto partitions = topology.local("partitions");
   partitions.mount(ap::blueprint(std::move(options)));
   partitions.route_to(wal, elfin::filters::protocol("wal"));
   partitions.route_to(peers, elfin::filters::messages<pr::RaftMessage>());
+  if (with_front) {  // as the shipped pod topology mounts it (services/kv's cluster files)
+    elfin::testing::SimRemoteGroupOptions fronts;
+    for (std::uint16_t n = 1; n <= kNodes; ++n) fronts.nodes.push_back(n);
+    fronts.remote_name = "kv";
+    fronts.pick = elfin::actors::kv::shard_request_node;
+    auto kv_peers = topology.local("kv.peers");
+    kv_peers.mount(elfin::testing::sim_remote_group(std::move(fronts)));
+    auto kv = topology.local("kv");
+    kv.mount(elfin::actors::kv::blueprint());
+    kv.route_to(partitions, elfin::filters::messages<pr::Propose, pr::Read>());
+    kv.route_to(kv_peers, elfin::filters::messages<pk::ShardRequest>());
+  }
   return topology;
 }
 
-std::string key_name(std::uint64_t partition, std::uint64_t k) { return fmt::format("p{}k{}", partition, k); }
+/// The keys of each partition: named after it for the partitions themselves; through the front,
+/// keys the front's hash puts in that shard.
+std::vector<std::vector<std::string>> key_names(bool front) {
+  std::vector<std::vector<std::string>> keys(kPartitions);
+  for (std::uint64_t p = 0; p < kPartitions; ++p) {
+    for (std::uint64_t i = 0; keys[p].size() < kKeysPerPartition; ++i) {
+      std::string key = front ? fmt::format("k{}", i) : fmt::format("p{}k{}", p, i);
+      if (!front || elfin::actors::kv::shard_of(key, kPartitions) == p) keys[p].push_back(std::move(key));
+    }
+  }
+  return keys;
+}
 
 class Driver {
  public:
   Driver(const RunOptions& options, SimCluster& cluster, RunResult& result)
-      : options_(options), cluster_(cluster), result_(result), recorder_([this] { return ++clock_; }) {
+      : options_(options),
+        cluster_(cluster),
+        result_(result),
+        recorder_([this] { return ++clock_; }),
+        keys_(key_names(options.front)) {
     for (std::size_t i = 0; i < options.clients; ++i) {
       Client c;
       c.record = &recorder_.client();
       for (std::uint64_t p = 0; p < kPartitions; ++p) c.target[p] = pick_node();
+      if (options.front) c.front = pick_node();  // (a partition run draws as it always did)
       clients_.push_back(std::move(c));
     }
     next_fault_ = 50ms;
@@ -157,19 +231,30 @@ class Driver {
     std::uint16_t node = 0;
     Nanos started{0};
     std::variant<SimRequest<elfin::Result<pr::Proposed, pr::RaftError>>,
-                 SimRequest<elfin::Result<pr::ReadResult, pr::RaftError>>>
+                 SimRequest<elfin::Result<pr::ReadResult, pr::RaftError>>,
+                 // through the front: Get; Put and Cas; Delete and DeleteIfVersion
+                 SimRequest<elfin::Result<pk::Found, pk::KvError>>, SimRequest<elfin::Result<pk::Written, pk::KvError>>,
+                 SimRequest<elfin::Result<pk::Deleted, pk::KvError>>>
         request;
   };
   struct Client {
     KvRecorder::Client* record = nullptr;
     std::optional<InFlight> op;
     std::uint16_t target[kPartitions] = {};
+    std::uint16_t front = 0;                    // the node whose front it asks (front runs)
     std::map<std::string, std::uint64_t> seen;  // the last version this client saw per key
     std::uint64_t seq = 0;
     Nanos not_before{0};  // after a refusal, the client waits a little before it tries again
   };
 
   std::uint16_t pick_node() { return static_cast<std::uint16_t>(1 + cluster_.random().below(kNodes)); }
+  /// A node that is up (a client of the front asks one it can reach).
+  std::uint16_t pick_up_node() {
+    for (;;) {
+      const std::uint16_t node = pick_node();
+      if (cluster_.is_up(node)) return node;
+    }
+  }
 
   [[nodiscard]] std::size_t in_flight() const {
     return static_cast<std::size_t>(
@@ -186,7 +271,7 @@ class Driver {
 
   lin::KvInput choose(Client& c, std::uint64_t partition) {
     auto& r = cluster_.random();
-    const std::string key = key_name(partition, r.below(kKeysPerPartition));
+    const std::string key = keys_[partition][r.below(kKeysPerPartition)];
     const std::string value = fmt::format("c{}.{}", c.record->id(), ++c.seq);
     auto seen = c.seen.find(key);
     // An expected version: the one this client last saw (often current), now and then 0 or a stale one.
@@ -207,6 +292,7 @@ class Driver {
   }
 
   void send(Client& c, std::uint64_t partition, lin::KvInput input) {
+    if (options_.front) return send_to_front(c, partition, std::move(input));
     const std::uint16_t node = c.target[partition];
     auto ticket = c.record->invoke(input);
     if (input.call == lin::KvCall::Get) {
@@ -218,6 +304,87 @@ class Driver {
       auto request = cluster_.request(node, "partitions", pr::Propose{partition, encode(input)});
       c.op.emplace(InFlight{ticket, std::move(input), partition, node, cluster_.now(), std::move(request)});
     }
+  }
+
+  void send_to_front(Client& c, std::uint64_t partition, lin::KvInput input) {
+    if (!cluster_.is_up(c.front)) c.front = pick_up_node();
+    const std::uint16_t node = c.front;
+    auto ticket = c.record->invoke(input);
+    const auto in_flight = [&](auto request) {
+      c.op.emplace(InFlight{ticket, input, partition, node, cluster_.now(), std::move(request)});
+    };
+    switch (input.call) {
+      case lin::KvCall::Get:
+        return in_flight(cluster_.request(node, "kv", pk::Get{input.key, false}));
+      case lin::KvCall::Put:
+        return in_flight(cluster_.request(node, "kv", pk::Put{input.key, input.value}));
+      case lin::KvCall::Cas:
+        return in_flight(cluster_.request(node, "kv", pk::Cas{input.key, input.value, input.expected_version}));
+      case lin::KvCall::Delete:
+        return in_flight(cluster_.request(node, "kv", pk::Delete{input.key}));
+      case lin::KvCall::DeleteIfVersion:
+        return in_flight(cluster_.request(node, "kv", pk::DeleteIfVersion{input.key, input.expected_version}));
+    }
+  }
+
+  /// Closes a front client's operation.
+  void finish_front(Client& c, InFlight op) {
+    const bool read = op.input.call == lin::KvCall::Get;
+    const bool answered = std::visit([](const auto& r) { return r.done(); }, op.request);
+    elfin::test::KvAnswer answer{elfin::test::KvAnswer::Kind::Unknown, std::nullopt, {}};
+    bool reached = answered;
+    if (answered) {
+      std::visit(
+          [&](auto& request) {
+            auto result = request.result();
+            if (!result) {
+              reached = false;  // the node went down with the request
+              return;
+            }
+            if constexpr (requires { elfin::test::kv_answer(op.input, *result); }) {
+              answer = elfin::test::kv_answer(op.input, *result);
+            }
+          },
+          op.request);
+    } else {
+      ++result_.stats.late;  // the front's deadline passed long ago, and no answer
+    }
+    switch (answer.kind) {
+      case elfin::test::KvAnswer::Kind::Output:
+        result_.stats.mismatches += answer.output->status == lin::KvStatus::Mismatch;
+        break;
+      case elfin::test::KvAnswer::Kind::Unknown:
+        result_.stats.timeouts += reached;
+        break;
+      case elfin::test::KvAnswer::Kind::NotApplied:
+        ++result_.stats.unavailable;
+        break;
+      case elfin::test::KvAnswer::Kind::Unexpected:
+        result_.problems.push_back(answer.unexpected);
+        break;
+    }
+    const std::optional<lin::KvOutput>& out = answer.output;
+    const bool may_have_applied = answer.kind == elfin::test::KvAnswer::Kind::Unknown;
+    if (read) ++result_.stats.reads;
+    if (!reached) c.front = pick_up_node();
+    if (out) {
+      if (out->status == lin::KvStatus::Ok &&
+          (op.input.call == lin::KvCall::Put || op.input.call == lin::KvCall::Cas)) {
+        ++result_.stats.acknowledged_writes;
+        acknowledged_[op.input.key] = std::max(acknowledged_[op.input.key], out->version);
+      }
+      remember(c, op.input, *out);
+      c.record->ok(op.ticket, *out);
+      return;
+    }
+    if (read || (reached && !may_have_applied)) {
+      // A read has no effect; a write the front refused was not applied: neither is history.
+      c.record->failed(op.ticket);
+      c.not_before = cluster_.now() + std::chrono::milliseconds(10 + cluster_.random().below(40));
+      --started_;
+      return;
+    }
+    unknown(c, op);
   }
 
   void remember(Client& c, const lin::KvInput& input, const lin::KvOutput& out) {
@@ -240,6 +407,7 @@ class Driver {
     if (!c.op) return;
     InFlight op = std::move(*c.op);
     c.op.reset();
+    if (options_.front) return finish_front(c, std::move(op));
     const bool timed_out = !std::visit([](const auto& r) { return r.done(); }, op.request);
     if (timed_out) return unknown(c, op);
     if (auto* read = std::get_if<1>(&op.request)) {
@@ -311,15 +479,20 @@ class Driver {
     auto& r = cluster_.random();
     next_fault_ = now + std::chrono::milliseconds(50 + r.below(250));
     const auto lasting = [&] { return now + std::chrono::milliseconds(100 + r.below(500)); };
-    const std::uint64_t kind = r.below(4);
+    // One of the enabled kinds, drawn uniformly.
+    std::vector<unsigned> kinds;
+    for (unsigned kind = kIsolateNode; kind <= kLossyLinks; kind <<= 1U) {
+      if ((options_.fault_kinds & kind) != 0) kinds.push_back(kind);
+    }
+    if (kinds.empty()) return;
+    const unsigned kind = kinds[r.below(kinds.size())];
     switch (kind) {
-      case 0:    // one node cut off from the others
-      case 1: {  // the leader of a partition (as last seen by a client) cut off
+      case kIsolateNode:
+      case kIsolateLeader: {
         if (network_fault_) return;
         std::uint16_t node = pick_node();
-        if (kind == 1) {
-          const std::uint64_t p = r.below(kPartitions);
-          if (last_leader_[p] != 0) node = last_leader_[p];
+        if (kind == kIsolateLeader) {
+          if (const std::uint16_t leader = leader_of(r.below(kPartitions)); leader != 0) node = leader;
         }
         network_fault_ = true;
         ++result_.stats.isolations;
@@ -331,9 +504,13 @@ class Driver {
         });
         return;
       }
-      case 2: {  // a crash with power loss, a restart later
+      case kCrash:
+      case kCrashLeader: {
         if (down_ != 0) return;
-        const std::uint16_t node = pick_node();
+        std::uint16_t node = pick_node();
+        if (kind == kCrashLeader) {
+          if (const std::uint16_t leader = leader_of(r.below(kPartitions)); leader != 0) node = leader;
+        }
         const std::uint64_t torn = r.below(2) == 0 ? 0 : r.below(64);
         ++result_.stats.crashes;
         cluster_.crash(node, torn);
@@ -344,7 +521,7 @@ class Driver {
         });
         return;
       }
-      default: {  // lossy, duplicating, reordering links
+      default: {
         if (lossy_) return;
         lossy_ = true;
         ++result_.stats.lossy_links;
@@ -356,6 +533,21 @@ class Driver {
         return;
       }
     }
+  }
+
+  /// The leader of `partition`: as last seen by a client of the partitions; through the front
+  /// (whose clients do not see it), as the replicas that are up say (0: none leads now).
+  std::uint16_t leader_of(std::uint64_t partition) {
+    if (!options_.front) return last_leader_[partition];
+    for (std::uint16_t n = 1; n <= kNodes; ++n) {
+      if (!cluster_.is_up(n)) continue;
+      auto status = cluster_.request(n, "partitions", pr::GetPartitionStatus{partition});
+      cluster_.run_until([&] { return status.done(); }, 10ms);
+      if (!status.done()) continue;
+      auto answer = status.result();
+      if (answer && answer->role == pr::Role::Leader) return n;
+    }
+    return 0;
   }
 
   void heal() {
@@ -372,17 +564,42 @@ class Driver {
 
   // --- the end --------------------------------------------------------------------------------
 
+  /// One final read through the front: the answer, or nothing (then it is tried again).
+  std::optional<lin::KvOutput> final_read_at_front(Client& reader, InFlight& op) {
+    auto& request = std::get<2>(op.request);
+    ++result_.stats.reads;
+    if (request.done()) {
+      auto answer = request.result();
+      if (answer && *answer) {
+        const pk::Found& found = **answer;
+        const lin::KvOutput out =
+            found.found ? lin::KvOutput::found(found.value, found.version) : lin::KvOutput::not_found();
+        reader.record->ok(op.ticket, out);
+        return out;
+      }
+    }
+    reader.record->failed(op.ticket);
+    reader.front = pick_up_node();
+    cluster_.advance(50ms);
+    return std::nullopt;
+  }
+
   void final_reads() {
     Client& reader = clients_.front();
     for (std::uint64_t p = 0; p < kPartitions; ++p) {
       for (std::uint64_t k = 0; k < kKeysPerPartition; ++k) {
-        const std::string key = key_name(p, k);
+        const std::string& key = keys_[p][k];
         std::optional<lin::KvOutput> got;
         for (int attempt = 0; attempt < 50 && !got; ++attempt) {
           send(reader, p, lin::KvInput::get(key));
           if (!reader.op) break;
           InFlight& op = *reader.op;
           cluster_.run_until([&] { return done(op); }, kClientTimeout + 1s);
+          if (options_.front) {
+            got = final_read_at_front(reader, op);
+            reader.op.reset();
+            continue;
+          }
           auto& request = std::get<1>(op.request);
           if (request.done()) {
             auto answer = request.result();
@@ -438,6 +655,7 @@ class Driver {
   std::uint16_t down_ = 0;
   std::uint16_t last_leader_[kPartitions] = {};
   std::map<std::string, std::uint64_t> acknowledged_;  // the highest acknowledged write version per key
+  std::vector<std::vector<std::string>> keys_;         // per partition
 };
 
 }  // namespace
@@ -446,8 +664,8 @@ RunResult run(const RunOptions& options) {
   RunResult result;
   DiskRoot root;
   auto applied = std::make_shared<AppliedLog>();
-  SimCluster cluster(cluster_options(options.seed, root),
-                     [applied](SimNode& node) { return node_topology(node, applied); });
+  SimCluster cluster(cluster_options(options.seed, root, options.front),
+                     [applied, front = options.front](SimNode& node) { return node_topology(node, applied, front); });
   result.describe = cluster.describe();
   Driver driver(options, cluster, result);
   driver.run();
@@ -458,6 +676,47 @@ RunResult run(const RunOptions& options) {
   for (auto& d : applied->divergences()) result.problems.push_back(std::move(d));
   result.check = lin::check(lin::KvModel{}, result.history, {.timeout = std::chrono::seconds(30)});
   return result;
+}
+
+std::string first_difference(const RunResult& a, const RunResult& b) {
+  const auto& x = a.history.operations;
+  const auto& y = b.history.operations;
+  for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) {
+    const bool same = x[i].client == y[i].client && x[i].invoke == y[i].invoke && x[i].complete == y[i].complete &&
+                      x[i].input == y[i].input && x[i].output == y[i].output;
+    if (!same) {
+      return fmt::format("operation {}: {} vs {}", i, lin::KvModel{}.describe(x[i].input, x[i].output),
+                         lin::KvModel{}.describe(y[i].input, y[i].output));
+    }
+  }
+  if (x.size() != y.size()) return fmt::format("{} vs {} operations", x.size(), y.size());
+  if (a.trace != b.trace) return "the traces differ";
+  return {};
+}
+
+DeadlineProbe probe_front_deadline(std::uint64_t seed) {
+  DiskRoot root;
+  auto applied = std::make_shared<AppliedLog>();
+  SimCluster cluster(cluster_options(seed, root, true),
+                     [applied](SimNode& node) { return node_topology(node, applied, true); });
+  // The shard exists and has a leader before the nodes are cut off.
+  auto first = cluster.request(1, "kv", pk::Put{"k0", "before"});
+  cluster.run_until([&] { return first.done(); }, 10s);
+  for (std::uint16_t n = 1; n <= kNodes; ++n) cluster.network().isolate(n);
+  const Nanos sent = cluster.now();
+  auto put = cluster.request(1, "kv", pk::Put{"k0", "cut off"});
+  DeadlineProbe probe;
+  probe.answered = cluster.run_until([&] { return put.done(); }, 10s);
+  probe.after = cluster.now() - sent;
+  if (probe.answered) {
+    auto answer = put.result();
+    if (!answer) {
+      probe.error = elfin::to_string(answer.error());
+    } else if (!*answer) {
+      probe.error = pk::to_string(answer->error());
+    }
+  }
+  return probe;
 }
 
 }  // namespace psim

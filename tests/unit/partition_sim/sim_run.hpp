@@ -4,6 +4,14 @@
 // faults (a node isolated, the leader isolated, a crash with power loss and a restart, links that
 // drop, duplicate, delay and reorder); then everything heals, every key is read once more, and the
 // history the clients recorded is checked for linearizability.
+//
+// With `front`, the nodes are KV pods instead: the KV front (actors/kv, shards 0 and 1) in front of
+// the partitions, whose state machines are the service's KvStateMachine, and `kv.peers` between
+// the fronts over the simulated network. Clients then speak protocols/kv to the front of a node
+// of their choice, which finds the leader (NotLeader hints), retries and answers by its deadline;
+// a Timeout is recorded as an unknown outcome, Unavailable as "not applied" (what the front
+// promises, so the check holds it to that), a VersionMismatch as a mismatch with the current
+// version.
 #pragma once
 
 #include <chrono>
@@ -17,11 +25,24 @@
 
 namespace psim {
 
+/// The faults a run may inject (a mask); the seed draws among the enabled ones.
+enum FaultKind : unsigned {
+  kIsolateNode = 1U,    ///< a node cut off from the other two: a 2/1 split
+  kIsolateLeader = 2U,  ///< the leader of a partition cut off from the others
+  kCrash = 4U,          ///< a node crashes with power loss (a torn tail now and then), restarts later
+  kCrashLeader = 8U,    ///< the same for the leader of a partition
+  kLossyLinks = 16U,    ///< every link drops, duplicates, delays and reorders messages for a while
+  kAllFaults = 31U,
+};
+
 struct RunOptions {
   std::uint64_t seed = 1;
   std::size_t operations = 1000;  ///< client operations started during the faulty phase
   std::size_t clients = 5;
   bool faults = true;
+  unsigned fault_kinds = kIsolateNode | kIsolateLeader | kCrash | kLossyLinks;
+  /// Clients talk to the KV front (see above) instead of the partitions.
+  bool front = false;
   /// Reads with `stale = true` at a random replica instead of linearizable reads at the leader:
   /// a deliberately weaker client, to show the checker catches what it allows.
   bool stale_reads = false;
@@ -36,6 +57,11 @@ struct RunStats {
   std::size_t isolations = 0;
   std::size_t lossy_links = 0;
   std::size_t restores = 0;  ///< state machines restored from a snapshot
+  // The front's answers (front runs only).
+  std::size_t timeouts = 0;     ///< Timeout: the outcome unknown
+  std::size_t unavailable = 0;  ///< Unavailable: refused, nothing applied
+  std::size_t mismatches = 0;   ///< VersionMismatch answers to cas / delete_if_version
+  std::size_t late = 0;         ///< no answer from the front within its deadline plus a margin
   std::chrono::nanoseconds virtual_time{0};
 };
 
@@ -51,5 +77,19 @@ struct RunResult {
 };
 
 [[nodiscard]] RunResult run(const RunOptions& options);
+
+/// Where two runs differ (the first operation of their histories, or their traces); empty when
+/// they are the same run.
+[[nodiscard]] std::string first_difference(const RunResult& a, const RunResult& b);
+
+/// A front run's deadline, in virtual time: every node cut off from the others, one Put sent to
+/// node 1's front (request_timeout 2 s). Whether and when (virtual time since the Put) it was
+/// answered, and with which error (empty: it succeeded).
+struct DeadlineProbe {
+  bool answered = false;
+  std::chrono::nanoseconds after{0};
+  std::string error;
+};
+[[nodiscard]] DeadlineProbe probe_front_deadline(std::uint64_t seed);
 
 }  // namespace psim

@@ -17,10 +17,11 @@
 // group's `nodes`); a shard's partitions are created by its first request. Which replica leads
 // is learnt from answers and cached per shard.
 //
-// Retries and outcomes: a Put, Delete or read whose attempt timed out is retried (a Put applied
-// twice leaves the same value, with a newer version). A Cas or DeleteIfVersion is not retried once
-// it may have been applied: the client gets Timeout, since a retry could report VersionMismatch
-// for a change that succeeded.
+// Retries and outcomes: a Put, Delete or read whose attempt timed out is retried. Each write
+// carries a request id (KvCommand's origin and sequence) that every attempt proposes again, and the
+// KV state machine applies an id once, so a retried write (or a request the network delivered
+// twice) is applied once and answered as the first application was. A Cas or DeleteIfVersion is
+// not retried once it may have been applied: the client gets Timeout.
 //
 // Thread safety: `blueprint`, `shard_of` and `shard_request_node` from any thread (the latter is
 // a router function).

@@ -68,6 +68,9 @@ struct KvOutput {
   KvStatus status = KvStatus::Ok;
   std::string value;          ///< get: the value; mismatch: the current value
   std::uint64_t version = 0;  ///< put, cas: the new version; get: the version; mismatch: current (0: absent)
+  /// mismatch: `value` is the current value; false when the store reports only the current
+  /// version (elfin's KV front does), and then any value is accepted.
+  bool value_known = true;
 
   /// put / cas that matched: the new version; delete / delete_if_version that took effect: 0.
   [[nodiscard]] static KvOutput ok(std::uint64_t version = 0) { return {KvStatus::Ok, {}, version}; }
@@ -78,6 +81,10 @@ struct KvOutput {
   /// cas / delete_if_version that did not match; version 0: the key does not exist.
   [[nodiscard]] static KvOutput mismatch(std::string current_value, std::uint64_t current_version) {
     return {KvStatus::Mismatch, std::move(current_value), current_version};
+  }
+  /// A mismatch that reports the current version only.
+  [[nodiscard]] static KvOutput mismatch_version(std::uint64_t current_version) {
+    return {KvStatus::Mismatch, {}, current_version, false};
   }
   friend bool operator==(const KvOutput&, const KvOutput&) = default;
 };

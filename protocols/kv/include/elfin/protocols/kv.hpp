@@ -115,11 +115,18 @@ struct Scanned {
 };
 
 // --- client requests (to the `kv` front) -------------------------------------------------------
+//
+// Writes may carry a request id (`origin`: the client, unique per client incarnation; `sequence`:
+// the request's number there; origin 0: none, the front gives one). A client that sends a write
+// again (to another pod, after its pod went away) with the same id has it applied once: the
+// shard's state machine answers a repeated id with the first application's answer.
 
 struct Put {
   std::string key;
   std::string value;
-  ELFIN_REQUEST(kv, Put, (elfin::Result<Written, KvError>), key, value);
+  std::uint64_t origin = 0;
+  std::uint64_t sequence = 0;
+  ELFIN_REQUEST(kv, Put, (elfin::Result<Written, KvError>), key, value, ELFIN_DEFAULT(origin), ELFIN_DEFAULT(sequence));
 };
 
 struct Get {
@@ -130,20 +137,28 @@ struct Get {
 
 struct Delete {
   std::string key;
-  ELFIN_REQUEST(kv, Delete, (elfin::Result<Deleted, KvError>), key);
+  std::uint64_t origin = 0;
+  std::uint64_t sequence = 0;
+  ELFIN_REQUEST(kv, Delete, (elfin::Result<Deleted, KvError>), key, ELFIN_DEFAULT(origin), ELFIN_DEFAULT(sequence));
 };
 
 struct Cas {
   std::string key;
   std::string value;
   Version expected_version = 0;  ///< 0: the key must not exist
-  ELFIN_REQUEST(kv, Cas, (elfin::Result<Written, KvError>), key, value, expected_version);
+  std::uint64_t origin = 0;
+  std::uint64_t sequence = 0;
+  ELFIN_REQUEST(kv, Cas, (elfin::Result<Written, KvError>), key, value, expected_version, ELFIN_DEFAULT(origin),
+                ELFIN_DEFAULT(sequence));
 };
 
 struct DeleteIfVersion {
   std::string key;
   Version expected_version = 0;  ///< 0: the key must not exist (then nothing is deleted)
-  ELFIN_REQUEST(kv, DeleteIfVersion, (elfin::Result<Deleted, KvError>), key, expected_version);
+  std::uint64_t origin = 0;
+  std::uint64_t sequence = 0;
+  ELFIN_REQUEST(kv, DeleteIfVersion, (elfin::Result<Deleted, KvError>), key, expected_version, ELFIN_DEFAULT(origin),
+                ELFIN_DEFAULT(sequence));
 };
 
 struct Scan {

@@ -11,9 +11,9 @@
 //
 // Each call blocks until the answer or `timeout` (a scan over every shard: at least 40 s, as the
 // front gives it `scan_timeout`). A call whose pod went away before answering is
-// sent again to another pod (Put, Delete and reads; a write may then apply twice, as a retried
-// Put in any store), except Cas and DeleteIfVersion, which answer Timeout: their outcome is
-// unknown and a second attempt could report VersionMismatch for a change that succeeded.
+// sent again to another pod (Put, Delete and reads; a write carries a request id of this client's,
+// so the shard applies it once however often it is sent), except Cas and DeleteIfVersion, which
+// answer Timeout: their outcome is unknown.
 //
 // Thread safety: calls from any thread; they are served one at a time.
 #pragma once

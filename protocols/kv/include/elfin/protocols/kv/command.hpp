@@ -9,6 +9,11 @@
 //   DeleteIfVersion  Delete if version == expected_version
 //   Scan             keys starting with `key` in order, at most `limit`; `more` if others match
 //
+// A write may carry a request id (`origin`, `sequence`; origin 0: none). The state machine applies
+// a write with an id it applied recently only once: the entry proposed again (the front retrying a
+// Put whose first attempt timed out, or a copy of a request the network delivered twice) answers
+// what the first application answered and changes nothing, so a retried write is applied once.
+//
 // Thread safety: plain value types and pure functions.
 #pragma once
 
@@ -31,7 +36,10 @@ struct KvCommand {
   std::string value;                   ///< Put, Cas
   std::uint64_t expected_version = 0;  ///< Cas, DeleteIfVersion
   std::uint32_t limit = 0;             ///< Scan
-  ELFIN_PART(op, key, ELFIN_DEFAULT(value), ELFIN_DEFAULT(expected_version), ELFIN_DEFAULT(limit));
+  std::uint64_t origin = 0;            ///< who asked (a front incarnation); 0: no request id
+  std::uint64_t sequence = 0;          ///< the request's number at `origin`
+  ELFIN_PART(op, key, ELFIN_DEFAULT(value), ELFIN_DEFAULT(expected_version), ELFIN_DEFAULT(limit),
+             ELFIN_DEFAULT(origin), ELFIN_DEFAULT(sequence));
   friend bool operator==(const KvCommand&, const KvCommand&) = default;
 };
 

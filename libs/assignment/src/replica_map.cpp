@@ -57,6 +57,16 @@ std::vector<ShardId> ReplicaMap::shards_of(const PodId& pod) const {
   return shards;
 }
 
+std::vector<ShardId> ReplicaMap::unassigned_shards() const { return under_replicated(1); }
+
+std::vector<ShardId> ReplicaMap::under_replicated(std::size_t wanted) const {
+  std::vector<ShardId> shards;
+  for (const auto& [shard, pods] : replicas_) {
+    if (pods.size() < wanted) shards.push_back(shard);
+  }
+  return shards;
+}
+
 std::map<PodId, std::size_t> ReplicaMap::counts() const {
   std::map<PodId, std::size_t> counts;
   for (const auto& [shard, pods] : replicas_) {

@@ -49,6 +49,10 @@ class [[nodiscard]] ReplicaMap {
   [[nodiscard]] AssignmentMap owners() const;
   /// The shards `pod` holds a replica of, ascending.
   [[nodiscard]] std::vector<ShardId> shards_of(const PodId& pod) const;
+  /// The shards without any replica, ascending.
+  [[nodiscard]] std::vector<ShardId> unassigned_shards() const;
+  /// The shards with fewer than `wanted` replicas, ascending.
+  [[nodiscard]] std::vector<ShardId> under_replicated(std::size_t wanted) const;
   /// How many replicas each pod holds (pods holding none are absent).
   [[nodiscard]] std::map<PodId, std::size_t> counts() const;
   /// The number of replicas over all shards.

@@ -134,7 +134,7 @@ TEST_CASE("replica rebalance: a fresh map gets min(RF, pods) replicas per shard 
 }
 
 TEST_CASE("replica rebalance: a joining pod only gains, at most its share, and counts end within one", "[assignment]") {
-  for (unsigned seed = 1; seed <= 200; ++seed) {
+  for (unsigned seed = 1; seed <= 60; ++seed) {
     INFO("seed " << seed);
     std::mt19937 random(seed);
     auto all = pods(std::uniform_int_distribution<int>(2, 10)(random));
@@ -167,7 +167,7 @@ TEST_CASE("replica rebalance: a joining pod only gains, at most its share, and c
 }
 
 TEST_CASE("replica rebalance: a leaving pod's replicas are replaced one for one in the next round", "[assignment]") {
-  for (unsigned seed = 1; seed <= 200; ++seed) {
+  for (unsigned seed = 1; seed <= 100; ++seed) {
     INFO("seed " << seed);
     std::mt19937 random(seed);
     auto all = pods(std::uniform_int_distribution<int>(3, 10)(random));

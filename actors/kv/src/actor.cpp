@@ -32,6 +32,7 @@
 #include <elfin/handle.hpp>
 #include <elfin/internal/system_hooks.hpp>
 #include <elfin/logging.hpp>
+#include <elfin/messages.hpp>
 #include <elfin/protocols/kv.hpp>
 #include <elfin/protocols/kv/command.hpp>
 #include <elfin/protocols/raft.hpp>
@@ -195,7 +196,14 @@ class Front {
     self_ = ctx_.addr().node_no();
     // Unique per front incarnation: the node, and when this one started.
     origin_ = (std::uint64_t{self_} << 48U) ^ static_cast<std::uint64_t>(now().time_since_epoch().count());
-    std::ignore = config();
+    // An invalid config (a start without a configurer) leaves the front inert: it only answers
+    // ValidateConfig, with the problems, until a valid config arrives. Under a configurer the
+    // objection stops the node before it serves anything.
+    while (!validate(ctx_.config()).empty()) {
+      auto envelope = co_await ctx_.recv();
+      if (!envelope) co_return;
+      co_await handle(*envelope, this, &Front::on_validate);
+    }
     while (auto envelope = co_await ctx_.recv()) co_await dispatch(*envelope);
   }
 
@@ -203,10 +211,23 @@ class Front {
   detail::HandleAwaitable dispatch(Envelope& envelope) {
     return handle(envelope, this, &Front::on_put, &Front::on_get, &Front::on_delete, &Front::on_cas,
                   &Front::on_delete_if_version, &Front::on_scan, &Front::on_shard_request, &Front::on_attempted,
-                  &Front::on_retry, &Front::on_served);
+                  &Front::on_retry, &Front::on_served, &Front::on_validate);
   }
 
-  /// The config, checked (an invalid one fails the actor: the restart policy retries it).
+  /// A start or a reload is refused with the problems `validate` finds, each with its file:line.
+  void on_validate(const ValidateConfig& request, ResponseToken<ValidateConfig> token) {
+    auto next = request.config.decode<Config>();
+    std::string verdict;
+    if (!next) {
+      verdict = next.error().message();
+    } else if (auto problems = validate(*next, request.config); !problems.empty()) {
+      verdict = fmt::format("{}", fmt::join(problems, "\n"));
+    }
+    ctx_.respond(std::move(token), std::move(verdict));
+  }
+
+  /// The config, checked (an invalid one fails the actor: the restart policy retries it). Under a
+  /// configurer an invalid config never arrives here: ValidateConfig refuses it first.
   const Config& config() {
     const Config& config = ctx_.config();
     if (auto errors = validate(config); !errors.empty()) {

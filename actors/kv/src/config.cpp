@@ -1,27 +1,22 @@
 #include <elfin/actors/kv/config.hpp>
 
-#include <algorithm>
+#include <elfin/config_checks.hpp>
 
 namespace elfin::actors::kv {
 
-std::vector<std::string> validate(const Config& config) {
-  std::vector<std::string> errors;
-  if (config.nodes.empty()) errors.emplace_back("nodes: required (the pods holding the replicas)");
-  if (std::find(config.nodes.begin(), config.nodes.end(), 0) != config.nodes.end()) {
-    errors.emplace_back("nodes: 0 is not a node number");
-  }
-  auto sorted = config.nodes;
-  std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-    errors.emplace_back("nodes: a node is listed twice");
+std::vector<std::string> validate(const Config& config, const AnyConfig& section) {
+  ConfigChecks checks(section);
+  checks.node_numbers("nodes", config.nodes, "the pods holding the replicas");
   if (config.shards == 0 || config.shards > 0x7FFF'FFFFu) {
-    errors.emplace_back("shards: must be from 1 to 2147483647 (the jump hash's buckets)");
+    checks.add("shards", "must be from 1 to 2147483647 (the jump hash's buckets)");
   }
-  if (config.request_timeout.count() <= 0) errors.emplace_back("request_timeout: must be positive");
-  if (config.scan_timeout.count() <= 0) errors.emplace_back("scan_timeout: must be positive");
-  if (config.retry_interval.count() <= 0) errors.emplace_back("retry_interval: must be positive");
-  if (config.max_scan_limit == 0) errors.emplace_back("max_scan_limit: must be at least 1");
-  return errors;
+  checks.positive({
+      {"request_timeout", config.request_timeout},
+      {"scan_timeout", config.scan_timeout},
+      {"retry_interval", config.retry_interval},
+  });
+  if (config.max_scan_limit == 0) checks.add("max_scan_limit", "must be at least 1");
+  return std::move(checks).problems();
 }
 
 }  // namespace elfin::actors::kv

@@ -6,7 +6,10 @@
 
 #include <elfin/actor_group.hpp>
 #include <elfin/actors/kv.hpp>
+#include <elfin/map_router.hpp>
+#include <elfin/messages.hpp>
 #include <elfin/restart_policy.hpp>
+#include <elfin/singleton.hpp>
 
 #include "actor.hpp"
 
@@ -17,6 +20,11 @@ Blueprint blueprint() {
       .config<Config>()
       // Room for many clients' requests and other fronts' shard requests at once.
       .mailbox_capacity(1024)
+      // ValidateConfig reaches the actor (groups opt in), so a start or reload is checked beyond types.
+      .router(MapRouter<Singleton>([](const Envelope& e) {
+        if (e.is<Terminate>() || e.is<Ping>()) return Outcome<Singleton>::GentleUnicast(Singleton{});
+        return Outcome<Singleton>::Unicast(Singleton{});
+      }))
       .restart_policy(RestartPolicy::on_failure(RestartParams{std::chrono::milliseconds{100}, std::chrono::seconds{5}}))
       .exec([](internal::FrontContext ctx) { return internal::exec(ctx); });
 }

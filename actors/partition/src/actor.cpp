@@ -57,6 +57,7 @@
 #include <elfin/raft/ready.hpp>
 #include <elfin/stream.hpp>
 
+#include "router.hpp"
 #include "wire.hpp"
 
 namespace elfin::actors::partition::internal {
@@ -731,9 +732,29 @@ class PartitionActor {
   std::vector<PendingTransfer> transfers_;
 };
 
+/// The config checker: answers ValidateConfig with the problems `validate` finds (file:line each).
+Task<> validator_exec(PartitionContext ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    co_await handle(*envelope, [&](const ValidateConfig& request, ResponseToken<ValidateConfig> token) {
+      auto next = request.config.decode<Config>();
+      std::string verdict;
+      if (!next) {
+        verdict = next.error().message();
+      } else if (auto problems = validate(*next, request.config); !problems.empty()) {
+        verdict = fmt::format("{}", fmt::join(problems, "\n"));
+      }
+      ctx.respond(std::move(token), std::move(verdict));
+    });
+  }
+}
+
 }  // namespace
 
 Task<> exec(PartitionContext ctx, StateMachineFactory state_machine) {
+  if (ctx.key() == kValidatorKey) {
+    co_await validator_exec(ctx);
+    co_return;
+  }
   PartitionActor actor(ctx, std::move(state_machine));
   co_await actor.run();
 }

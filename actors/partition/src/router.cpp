@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <elfin/actors/partition.hpp>
+#include <elfin/messages.hpp>
 #include <elfin/protocols/raft.hpp>
 
 namespace elfin::actors::partition {
@@ -24,6 +25,7 @@ bool by_partition(const Envelope& e, Out& out) {
 }
 
 Out route(const Envelope& e) {
+  if (e.is<ValidateConfig>()) return Out::Unicast(kValidatorKey);
   Out out = Out::Default();
   std::ignore = by_partition<pr::RaftMessage>(e, out) || by_partition<pr::Propose>(e, out) ||
                 by_partition<pr::Read>(e, out) || by_partition<pr::GetPartitionStatus>(e, out) ||

@@ -1,5 +1,6 @@
 // The partition group's router: every protocols/raft message goes to the actor of its
-// `partition` (created by the first one).
+// `partition` (created by the first one). ValidateConfig goes to the actor of `kValidatorKey`,
+// which is no partition: it only checks configs, so a start or reload never creates a partition.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,9 @@
 #include <elfin/map_router.hpp>
 
 namespace elfin::actors::partition::internal {
+
+/// The key of the group's config checker (partition ids are shard numbers, below 2^31).
+inline constexpr std::uint64_t kValidatorKey = UINT64_MAX;
 
 [[nodiscard]] MapRouter<std::uint64_t> router();
 

@@ -25,6 +25,8 @@
 #include <elfin/assignment/assignment_map.hpp>
 #include <elfin/assignment/pod.hpp>
 #include <elfin/assignment/rebalance.hpp>
+#include <elfin/assignment/replica_map.hpp>
+#include <elfin/assignment/replica_rebalance.hpp>
 #include <elfin/context.hpp>
 #include <elfin/delay.hpp>
 #include <elfin/handle.hpp>
@@ -48,9 +50,10 @@ namespace ps = protocols::sharding;
 
 namespace {
 
-using assignment::AssignmentMap;
-using assignment::Move;
 using assignment::PodId;
+using assignment::ReplicaMap;
+using assignment::ReplicaMove;
+using assignment::ReplicaPlan;
 using assignment::RoundKind;
 using assignment::ShardId;
 using ps::PodEntry;
@@ -110,7 +113,7 @@ class Manager {
     if (!loaded) {
       throw std::runtime_error(fmt::format("cannot load from {}: {}", storage_->describe(), loaded.error()));
     }
-    map_ = AssignmentMap::unassigned(function_.first_shard(), function_.shard_count());
+    map_ = ReplicaMap::unassigned(function_.first_shard(), function_.shard_count());
     if (const std::optional<StoredState>& stored = loaded.value(); stored.has_value()) restore(stored.value());
 
     started_ = true;
@@ -137,13 +140,14 @@ class Manager {
     }
     revision_ = stored.revision;
     pods_ = a.pods;
-    std::map<ShardId, std::optional<PodId>> owners;
+    std::map<ShardId, std::vector<PodId>> replicas;
     for (std::size_t i = 0; i < a.owners.size(); ++i) {
-      std::optional<PodId> owner;
-      if (a.owners[i] >= 0) owner = to_id(a.pods[static_cast<std::size_t>(a.owners[i])].pod);
-      owners.emplace(a.first_shard + static_cast<ShardId>(i), std::move(owner));
+      const ShardId shard = a.first_shard + static_cast<ShardId>(i);
+      std::vector<PodId> set;
+      for (const PodEntry& entry : a.replica_set(shard)) set.push_back(to_id(entry.pod));
+      replicas.emplace(shard, std::move(set));
     }
-    map_ = AssignmentMap::from_owners(std::move(owners), a.epoch);
+    map_ = ReplicaMap::from_replicas(std::move(replicas), a.epoch);
     if (map_.shard_count() != function_.shard_count()) {
       throw std::runtime_error(fmt::format("{} holds {} shards, the shard function has {}", storage_->describe(),
                                            map_.shard_count(), function_.shard_count()));
@@ -253,7 +257,7 @@ class Manager {
     // the direct check).
     if (replaced) start_health_check(*replaced);
     // The first pod gets every shard at once; orphans are placed at once whenever a pod can take them.
-    if (!map_.unassigned_shards().empty()) request_round(RoundKind::Immediate);
+    if (needs_repair()) request_round(RoundKind::Immediate);
   }
 
   void on_unregister(const ps::Unregister& request, ResponseToken<ps::Unregister> token) {
@@ -292,7 +296,7 @@ class Manager {
     for (const auto& entry : pods_) {
       if (std::find(ids.begin(), ids.end(), to_id(entry.pod)) == ids.end()) pods.push_back(entry);
     }
-    AssignmentMap map = map_;
+    ReplicaMap map = map_;
     for (const auto& id : ids) map = map.without_pod(id);
     if (auto saved = persist(pods, map); !saved) return saved;
     pods_ = std::move(pods);
@@ -399,7 +403,10 @@ class Manager {
     // back the same way), and orphans never wait.
     if (kind == RoundKind::Regular && !suspects_.empty()) kind = RoundKind::Immediate;
     const auto pods = pods_for_plan();
-    auto plan = assignment::plan_rebalance(pods, map_, kind, assignment::RebalanceOptions{config().rebalance_rate});
+    // With replication_factor 1 this is plan_rebalance (Shardcake's algorithm) exactly; above 1 a
+    // round also gives shards that lost a replica (a dead or departed pod) a replacement.
+    auto plan = assignment::plan_replicas(
+        pods, map_, kind, assignment::ReplicaOptions{config().replication_factor, config().rebalance_rate});
     if (plan.empty()) return;
     Round round;
     round.id = ++next_op_;
@@ -408,7 +415,7 @@ class Manager {
     round.moves = std::move(plan.moves);
     std::set<PodId> involved;
     for (const auto& move : round.moves) {
-      involved.insert(move.to);
+      if (move.to) involved.insert(*move.to);
       if (move.from && find_pod(*move.from)) involved.insert(*move.from);
     }
     log::info("shard manager: round {} ({}): {} moves over {} pods", round.id, kind, round.moves.size(),
@@ -492,8 +499,8 @@ class Manager {
   /// Drops every move that touches a failed pod: its shards stay where they are this round.
   void drop_moves_of_failed() {
     auto& r = *round_;
-    std::erase_if(r.moves, [&](const Move& move) {
-      if (r.failed.contains(move.to)) return true;
+    std::erase_if(r.moves, [&](const ReplicaMove& move) {
+      if (move.to && r.failed.contains(*move.to)) return true;
       return move.from && r.failed.contains(*move.from) && find_pod(*move.from) != nullptr;
     });
   }
@@ -558,7 +565,8 @@ class Manager {
   void released_late(const PodId& id, const std::vector<ShardId>& shards) {
     std::vector<ShardId> still;
     for (ShardId shard : shards) {
-      if (map_.owner(shard) == id) still.push_back(shard);
+      const auto replicas = map_.replicas(shard);
+      if (std::find(replicas.begin(), replicas.end(), id) != replicas.end()) still.push_back(shard);
     }
     if (still.empty()) return;
     log::info("shard manager: {} released {} late", id, assignment::format_shard_ids(still));
@@ -568,13 +576,7 @@ class Manager {
 
   void apply_late_releases() {
     if (late_releases_.empty()) return;
-    auto owners = map_.owners();
-    for (const auto& [id, shards] : late_releases_) {
-      for (ShardId shard : shards) {
-        if (owners[shard] == id) owners[shard].reset();
-      }
-    }
-    AssignmentMap next = AssignmentMap::from_owners(std::move(owners), map_.epoch() + 1);
+    ReplicaMap next = without_replicas(late_releases_);
     if (auto saved = persist(pods_, next); !saved) {
       log::error("shard manager: cannot persist late releases: {}", saved.error());
       ctx_.attach(Delay(config().rebalance_retry_interval, RetryRebalance{}));
@@ -597,9 +599,9 @@ class Manager {
     auto& r = *round_;
     r.phase = Phase::Persist;
     if (r.resync) {
-      r.next = AssignmentMap::from_owners(map_.owners(), map_.epoch() + 1);
+      r.next = ReplicaMap::from_replicas(map_.replica_sets(), map_.epoch() + 1);
     } else {
-      assignment::RebalancePlan plan{r.moves};
+      ReplicaPlan plan{r.moves};
       auto next = map_.apply(plan);
       if (!next) {
         log::error("shard manager: round {}: {}", r.id, next.error());  // a bug: the map changed under the round
@@ -634,7 +636,9 @@ class Manager {
         if (!shards.empty()) assign.emplace(id, std::move(shards));
       }
     } else {
-      for (const auto& move : r.moves) assign[move.to].push_back(move.shard);
+      for (const auto& move : r.moves) {
+        if (move.to) assign[*move.to].push_back(move.shard);
+      }
     }
     for (auto& [id, shards] : assign) {
       const PodEntry* entry = find_pod(id);
@@ -656,14 +660,8 @@ class Manager {
     // Refused assigns: the pod holds none of those shards, so they are unassigned again.
     std::size_t refused = 0;
     if (!r.refused.empty()) {
-      auto owners = map_.owners();
-      for (const auto& [id, shards] : r.refused) {
-        for (ShardId shard : shards) {
-          if (owners[shard] == id) owners[shard].reset();
-        }
-        refused += shards.size();
-      }
-      AssignmentMap next = AssignmentMap::from_owners(std::move(owners), map_.epoch() + 1);
+      for (const auto& [id, shards] : r.refused) refused += shards.size();
+      ReplicaMap next = without_replicas(r.refused);
       if (auto saved = persist(pods_, next); saved) {
         map_ = std::move(next);
       } else {
@@ -699,7 +697,7 @@ class Manager {
     if (r.failures) ctx_.attach(Delay(config().rebalance_retry_interval, RetryRebalance{}));
     // Orphans left by this round are placed at once, unless it failed: then the retry waits
     // rebalance_retry_interval (a pod that keeps refusing must not spin the manager).
-    if (!r.failures && !map_.unassigned_shards().empty() && !pending_) pending_ = RoundKind::Immediate;
+    if (!r.failures && needs_repair() && !pending_) pending_ = RoundKind::Immediate;
     finishing_ = false;
     start_pending();
   }
@@ -708,7 +706,31 @@ class Manager {
 
   /// Saves `pods` and `map` as the next revision. Every attempt takes a new revision, so a save
   /// whose answer was lost (it may have happened) is simply superseded by the next one.
-  Result<void, StorageError> persist(const std::vector<PodEntry>& pods, const AssignmentMap& map) {
+  /// Some shard has fewer replicas than it should (none, with replication_factor 1): a round
+  /// places them at once rather than at the next tick.
+  bool needs_repair() const {
+    const std::size_t wanted = std::min<std::size_t>(config().replication_factor, pods_.size());
+    return !map_.under_replicated(wanted).empty();
+  }
+
+  /// The next map (epoch + 1) without each pod's replica of the shards listed for it (a pod that
+  /// refused them or released them late holds none of them).
+  ReplicaMap without_replicas(const std::map<PodId, std::vector<ShardId>>& dropped) const {
+    ReplicaPlan plan;
+    for (const auto& [id, shards] : dropped) {
+      for (ShardId shard : shards) {
+        const auto replicas = map_.replicas(shard);
+        if (std::find(replicas.begin(), replicas.end(), id) != replicas.end()) {
+          plan.moves.push_back(ReplicaMove{shard, id, std::nullopt});
+        }
+      }
+    }
+    auto next = map_.apply(plan);
+    if (next && !plan.empty()) return std::move(next).value();
+    return ReplicaMap::from_replicas(map_.replica_sets(), map_.epoch() + 1);
+  }
+
+  Result<void, StorageError> persist(const std::vector<PodEntry>& pods, const ReplicaMap& map) {
     StoredState state;
     state.revision = ++revision_;
     state.assignments = snapshot(pods, map);
@@ -727,7 +749,7 @@ class Manager {
     return saved;
   }
 
-  ps::Assignments snapshot(const std::vector<PodEntry>& pods, const AssignmentMap& map) const {
+  ps::Assignments snapshot(const std::vector<PodEntry>& pods, const ReplicaMap& map) const {
     ps::Assignments a;
     a.epoch = map.epoch();
     a.shard_function = function_.to_string();
@@ -735,13 +757,25 @@ class Manager {
     a.pods = pods;
     std::map<PodId, std::int32_t> index;
     for (std::size_t i = 0; i < pods.size(); ++i) index.emplace(to_id(pods[i].pod), static_cast<std::int32_t>(i));
+    a.replication_factor = config().replication_factor;
     a.owners.reserve(map.shard_count());
-    for (const auto& [shard, owner] : map.owners()) {
-      std::int32_t i = -1;
-      if (owner) {
-        if (auto it = index.find(*owner); it != index.end()) i = it->second;
+    bool more = false;
+    for (const auto& [shard, replicas] : map.replica_sets()) more = more || replicas.size() > 1;
+    if (more) a.replicas.reserve(map.shard_count());
+    for (const auto& [shard, replicas] : map.replica_sets()) {
+      std::int32_t owner = -1;
+      std::vector<std::int32_t> others;
+      for (std::size_t k = 0; k < replicas.size(); ++k) {
+        const auto it = index.find(replicas[k]);
+        if (it == index.end()) continue;  // a pod no longer registered: not published
+        if (owner < 0 && k == 0) {
+          owner = it->second;
+        } else {
+          others.push_back(it->second);
+        }
       }
-      a.owners.push_back(i);
+      a.owners.push_back(owner);
+      if (more) a.replicas.push_back(std::move(others));
     }
     return a;
   }
@@ -757,6 +791,9 @@ class Manager {
   void publish_gauges() {
     metrics::set_gauge("elfin_shard_manager_pods", static_cast<double>(pods_.size()));
     metrics::set_gauge("elfin_shard_manager_unassigned_shards", static_cast<double>(map_.unassigned_shards().size()));
+    const std::size_t wanted = std::min<std::size_t>(config().replication_factor, pods_.size());
+    metrics::set_gauge("elfin_shard_manager_under_replicated_shards",
+                       static_cast<double>(map_.under_replicated(wanted).size()));
     metrics::set_gauge("elfin_shard_manager_epoch", static_cast<double>(map_.epoch()));
     std::size_t lowest = pods_.empty() ? 0 : map_.shard_count();
     std::size_t highest = 0;
@@ -782,7 +819,7 @@ class Manager {
   bool started_ = false;
   std::uint64_t revision_ = 0;
   std::vector<PodEntry> pods_;  ///< registration order
-  AssignmentMap map_;           ///< always the last persisted map
+  ReplicaMap map_;              ///< always the last persisted map
 
   std::uint64_t next_op_ = 0;
   std::unique_ptr<Round> round_;  ///< the round in flight, if any

@@ -54,6 +54,7 @@ std::vector<std::string> validate(const Config& config, const AnyConfig& section
   if (!(config.rebalance_rate > 0.0 && config.rebalance_rate <= 1.0)) {
     checks.add("rebalance_rate", fmt::format("must be in (0, 1], got {}", config.rebalance_rate));
   }
+  if (config.replication_factor == 0) checks.add("replication_factor", "must be at least 1");
   if (config.storage.kind == "file") {
     if (config.storage.path.empty()) checks.add("storage.path", "must name a file");
   } else if (config.storage.kind == "redis") {

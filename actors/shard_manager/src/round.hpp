@@ -14,6 +14,8 @@
 #include <elfin/assignment/pod.hpp>
 #include <elfin/assignment/rebalance.hpp>
 #include <elfin/assignment/rebalance_plan.hpp>
+#include <elfin/assignment/replica_map.hpp>
+#include <elfin/assignment/replica_plan.hpp>
 #include <elfin/protocols/sharding/manager_protocol.hpp>
 #include <elfin/request.hpp>
 
@@ -27,12 +29,12 @@ struct Round {
   bool resync = false;  ///< the round after a (re)start: persist under a new epoch, resend every pod its shards
   std::chrono::steady_clock::time_point started;
   Phase phase = Phase::Ping;
-  std::vector<assignment::Move> moves;
+  std::vector<assignment::ReplicaMove> moves;       ///< a replica added (no `from`), removed (no `to`) or moved
   std::set<assignment::PodId> awaiting;             ///< answers still due in this phase
   std::map<assignment::PodId, PingOutcome> failed;  ///< pods to health-check when the round ends
   std::set<assignment::PodId> recheck;  ///< failed an unassign or assign, not a ping: pinged afresh before judging
   std::map<assignment::PodId, std::vector<assignment::ShardId>> refused;  ///< shards a pod explicitly refused to take
-  assignment::AssignmentMap next;
+  assignment::ReplicaMap next;
   bool failures = false;
 };
 

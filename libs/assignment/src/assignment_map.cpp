@@ -92,6 +92,8 @@ std::string_view to_string(PlanErrorKind kind) noexcept {
       return "the move does not start from the shard's owner in the map";
     case PlanErrorKind::DuplicateShard:
       return "the shard is moved twice";
+    case PlanErrorKind::ReplicaPresent:
+      return "the move's target holds a replica of the shard already";
   }
   return "unknown plan error";
 }

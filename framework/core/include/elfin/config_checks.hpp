@@ -12,6 +12,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -40,6 +41,18 @@ class ConfigChecks {
   void positive(std::initializer_list<Duration> durations) {
     for (const auto& [key, value] : durations) {
       if (value.count() <= 0) add(key, fmt::format("must be positive, got {} ms", value.count()));
+    }
+  }
+
+  /// `key` lists node numbers: not empty (`required` says what the list is for), no 0, none twice.
+  template <class Int>
+  void node_numbers(std::string_view key, const std::vector<Int>& nodes, std::string_view required) {
+    if (nodes.empty()) add(key, fmt::format("required ({})", required));
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i] == 0) add(key, "0 is not a node number");
+      for (std::size_t j = 0; j < i; ++j) {
+        if (nodes[j] == nodes[i] && nodes[i] != 0) add(key, fmt::format("node {} is listed twice", nodes[i]));
+      }
     }
   }
 

@@ -1,9 +1,12 @@
 // The shard manager (`sharding.manager` in topology files): the one authority on which pod owns
-// each shard, in the mould of Shardcake's, usually alone on its node. Pods talk to it with the
+// each shard, in the mould of Shardcake's, usually alone on its node. With `replication_factor`
+// above 1 it keeps each shard on that many distinct pods (a replica set, owner first) and the
+// steps below apply to every replica: a replica added is an assign, one removed an unassign. Pods talk to it with the
 // `sharding` protocol (elfin/protocols/sharding.hpp); it commands them through their sharding actors.
 //
 // One rebalance at a time, each in this order:
-//   1. plan   elfin::assignment::plan_rebalance over the registered pods and the current map;
+//   1. plan   elfin::assignment::plan_replicas over the registered pods and the current map (with
+//             replication_factor 1, plan_rebalance: Shardcake's algorithm exactly);
 //   2. ping   every pod the plan involves, in parallel, `ping_timeout`; moves touching a pod
 //             that did not answer are dropped (its shards stay where they are);
 //   3. unassign  the old owners stop those shards' entities and answer (`handoff_timeout`);
@@ -12,9 +15,10 @@
 //             a storage that fails holds the round here and retries (`persist_retry_interval`);
 //   5. assign    the new owners, at the persisted epoch;
 //   6. health    every pod that failed a step is checked; only a dead one is removed (its shards
-//             orphaned, placed by an immediate round); the change is persisted;
+//             orphaned, or short of a replica, and an immediate round places replacements); the
+//             change is persisted;
 //   7. notify    every pod gets AssignmentsChanged.
-// Rounds run on the first Register (and whenever shards are unassigned), at once after an
+// Rounds run on the first Register (and whenever shards are unassigned or short of replicas), at once after an
 // Unregister or a pod found dead, every `rebalance_interval`, and `rebalance_retry_interval` after
 // a round with failures. While a pod is suspect (failed its last ping) regular rounds only place
 // orphans. Every pod is also health-checked every `health_check_interval`, and whenever another

@@ -31,6 +31,7 @@ enum class PlanErrorKind : std::uint8_t {
   UnknownShard,    ///< a move names a shard the map does not hold
   StaleOwner,      ///< a move's `from` is not the shard's owner in this map
   DuplicateShard,  ///< two moves of one shard
+  ReplicaPresent,  ///< a replica move's `to` holds a replica of the shard already
 };
 
 struct PlanError {

@@ -14,6 +14,10 @@ struct Move;
 struct [[nodiscard]] RebalancePlan;
 struct PlanError;
 struct RebalanceOptions;
+class [[nodiscard]] ReplicaMap;
+struct ReplicaMove;
+struct [[nodiscard]] ReplicaPlan;
+struct ReplicaOptions;
 enum class RoundKind : std::uint8_t;
 
 }  // namespace elfin::assignment

@@ -38,7 +38,9 @@ struct Config {
   ELFIN_CONFIG(nodes, shards, request_timeout, scan_timeout, retry_interval, max_scan_limit);
 };
 
-/// What is wrong with `config`, one sentence per problem naming the key; empty when it is valid.
-[[nodiscard]] std::vector<std::string> validate(const Config& config);
+/// What is wrong with `config`, one line per problem naming the key (and, when `section` knows
+/// where the key was written, the file and line); empty when it is valid. The front answers
+/// ValidateConfig with these, so a reload with a bad value is refused.
+[[nodiscard]] std::vector<std::string> validate(const Config& config, const AnyConfig& section = {});
 
 }  // namespace elfin::actors::kv

@@ -51,7 +51,9 @@ struct Config {
                check_quorum, max_inflight, max_append_bytes, recovery_read_bytes);
 };
 
-/// What is wrong with `config`, one sentence per problem naming the key; empty when it is valid.
-[[nodiscard]] std::vector<std::string> validate(const Config& config);
+/// What is wrong with `config`, one line per problem naming the key (and, when `section` knows
+/// where the key was written, the file and line); empty when it is valid. The group answers
+/// ValidateConfig with these, so a start or a reload with a bad value is refused.
+[[nodiscard]] std::vector<std::string> validate(const Config& config, const AnyConfig& section = {});
 
 }  // namespace elfin::actors::partition

@@ -9,6 +9,8 @@
 //   persist_retry_interval = "3s"          # a round whose map could not be persisted retries this often
 //   health_check_interval = "1m"           # every pod is health-checked this often, reported or not
 //   rebalance_rate = 0.02                  # a pod gains at most ceil(shards x rate) shards per regular round
+//   replication_factor = 1                 # pods holding a replica of each shard (the first is its owner);
+//                                          # 1 is Shardcake's single owner; fewer while there are fewer pods
 //   storage.kind = "file"                  # or "redis"
 //   storage.path = "shard_manager.state"   # file: where the state lives (its directory must exist)
 //   storage.redis = "127.0.0.1:6379"       # redis: host:port
@@ -22,6 +24,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -49,9 +52,12 @@ struct Config {
   /// (Shardcake #139). Later Shardcake versions sweep every minute.
   std::chrono::milliseconds health_check_interval{60'000};
   double rebalance_rate = 0.02;
+  /// Above 1, every shard is kept on this many distinct pods (elfin::assignment::plan_replicas): a
+  /// pod that dies or leaves has each of its replicas replaced on another pod.
+  std::uint32_t replication_factor = 1;
   StorageConfig storage;
   ELFIN_CONFIG(shard_function, rebalance_interval, rebalance_retry_interval, ping_timeout, handoff_timeout,
-               persist_retry_interval, health_check_interval, rebalance_rate, storage);
+               persist_retry_interval, health_check_interval, rebalance_rate, replication_factor, storage);
 };
 
 /// What the types alone do not check (a parsable shard function, positive intervals, a rate in

@@ -12,6 +12,10 @@
 //                   ping-pong of 8 bytes on the same kind of connection. Every round trip is
 //                   timed too: the line adds p50/p99 of both sides (`*_p50_us`, `*_p99_us`,
 //                   over all measured runs together)
+//   light_rtt_1     a light node (elfin::network::LightNode: a plain thread, no actor) requests
+//                   Echo from node 2, one at a time; next to the raw ping-pong
+//   light_rtt_16    the same with 16 requests in flight (a ring of futures: each answer taken
+//                   sends the next request); next to a raw ping-pong keeping 16 frames in flight
 //
 // The thread hand-offs of one remote_rtt round trip (a wake-up of a thread that may be asleep;
 // the raw ping-pong has two, one per direction, each a socket waking its reader):
@@ -57,7 +61,9 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <functional>
+#include <future>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -69,6 +75,7 @@
 #include <fmt/format.h>
 
 #include <elfin/elfin.hpp>
+#include <elfin/network/light_node.hpp>
 #include <elfin/network/network.hpp>
 
 #include "bench_common.hpp"
@@ -572,6 +579,82 @@ Figure raw_ping_pong(std::uint64_t n) {
   return Figure{elfin_bench::seconds_between(start, stop), n};
 }
 
+/// A light node's Echo requests to node 2, `window` in flight (taken in the order sent).
+Figure light_rtt(std::uint64_t n, std::size_t window) {
+  auto node = elfin::network::LightNode::start({
+      .peers = {"tcp://" + server().address()},
+      .groups = {{.name = "sink", .nodes = {2}}},
+      .secret = "bench",
+      .workers = 2,
+  });
+  if (!node) throw std::runtime_error(node.error());
+  if (auto up = node->wait_connected(std::chrono::seconds{30}); !up) throw std::runtime_error(up.error());
+  using Future = std::future<elfin::Answer<std::uint64_t>>;
+  std::deque<std::pair<std::uint64_t, Future>> in_flight;
+  const auto take = [&] {
+    auto [sent, future] = std::move(in_flight.front());
+    in_flight.pop_front();
+    auto answer = future.get();
+    if (!answer || *answer != sent) {
+      throw std::runtime_error(fmt::format("Echo {} came back wrong: {}", sent,
+                                           answer ? std::to_string(*answer) : to_string(answer.error())));
+    }
+  };
+  const auto start = Clock::now();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (in_flight.size() == window) take();
+    in_flight.emplace_back(i, node->request("sink", Echo{i}, std::chrono::seconds{30}));
+  }
+  while (!in_flight.empty()) take();
+  const auto stop = Clock::now();
+  return Figure{elfin_bench::seconds_between(start, stop), n};
+}
+
+/// The raw peer of light_rtt_16: 8-byte frames echoed on a loopback connection, `window` in flight.
+Figure raw_pipelined(std::uint64_t n, std::uint64_t window) {
+  auto [a, b] = loopback_connection();
+  std::thread echo([fd = b.get(), n] {  // a byte stream echoed as it comes keeps the frames whole
+    std::array<char, 8 * 256> buffer{};
+    for (std::uint64_t echoed = 0; echoed < n * 8;) {
+      const auto r = ::recv(fd, buffer.data(), buffer.size(), 0);
+      if (r <= 0) return;
+      write_all(fd, buffer.data(), static_cast<std::size_t>(r));
+      echoed += static_cast<std::uint64_t>(r);
+    }
+  });
+  const auto start = Clock::now();
+  char frame[8] = {};
+  std::uint64_t sent = 0;
+  for (; sent < std::min(window, n); ++sent) {
+    std::memcpy(frame, &sent, sizeof sent);
+    write_all(a.get(), frame, sizeof frame);
+  }
+  std::uint64_t received = 0;
+  std::array<char, 8 * 256> buffer{};
+  std::size_t pending = 0;  // bytes of a frame begun in the previous read
+  while (received < n) {
+    const auto r = ::recv(a.get(), buffer.data() + pending, buffer.size() - pending, 0);
+    if (r <= 0) throw socket_error("recv");
+    const std::size_t have = pending + static_cast<std::size_t>(r);
+    for (std::size_t at = 0; at + 8 <= have; at += 8) {
+      std::uint64_t seq = 0;
+      std::memcpy(&seq, buffer.data() + at, sizeof seq);
+      if (seq != received) throw std::runtime_error("raw pipelined: frames out of order");
+      ++received;
+      if (sent < n) {
+        std::memcpy(frame, &sent, sizeof sent);
+        write_all(a.get(), frame, sizeof frame);
+        ++sent;
+      }
+    }
+    pending = have % 8;
+    std::memmove(buffer.data(), buffer.data() + (have - pending), pending);
+  }
+  const auto stop = Clock::now();
+  echo.join();
+  return Figure{elfin_bench::seconds_between(start, stop), n};
+}
+
 std::vector<elfin_bench::Case> cases() {
   std::vector<elfin_bench::Case> out;
   out.push_back({"raw_tcp_small", "raw_tcp", [](const Options& o) {
@@ -600,6 +683,16 @@ std::vector<elfin_bench::Case> cases() {
                    const std::uint64_t n = o.quick ? 2'000 : 20'000;
                    return network_case(
                        o, "remote_rtt", 8, [&] { return remote_rtt(n); }, [&] { return raw_ping_pong(n); });
+                 }});
+  out.push_back({"light_rtt_1", "light", [](const Options& o) {
+                   const std::uint64_t n = o.quick ? 2'000 : 20'000;
+                   return network_case(
+                       o, "light_rtt_1", 8, [&] { return light_rtt(n, 1); }, [&] { return raw_ping_pong(n); });
+                 }});
+  out.push_back({"light_rtt_16", "light", [](const Options& o) {
+                   const std::uint64_t n = o.quick ? 20'000 : 200'000;
+                   return network_case(
+                       o, "light_rtt_16", 8, [&] { return light_rtt(n, 16); }, [&] { return raw_pipelined(n, 16); });
                  }});
   return out;
 }

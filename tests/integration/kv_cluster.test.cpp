@@ -233,3 +233,45 @@ TEST_CASE(
   }
   CHECK(caught_up);
 }
+
+TEST_CASE("kv: the client class serves calls from many threads at once, over one light node", "[integration][kv]") {
+  LocalCluster cluster;
+  auto client = connect(cluster.pods(), 60003);
+  // A few keys per thread in a few shards: the run is about concurrent calls, not about creating
+  // Raft groups.
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 25;
+  auto key = [](int t, int i) { return fmt::format("many:{}:{}", t, i % 5); };
+  std::atomic<int> failed{0};
+  std::mutex errors_mu;
+  std::vector<std::string> errors;
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        auto written = client.put(key(t, i), fmt::format("{}-{}", t, i));
+        if (!written) {
+          ++failed;
+          std::lock_guard lock(errors_mu);
+          errors.push_back(written.error().detail);
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  const auto took = std::chrono::steady_clock::now() - started;
+  INFO((errors.empty() ? std::string{} : errors.front()));
+  REQUIRE(failed == 0);
+  WARN(kThreads * kPerThread << " puts from " << kThreads << " threads through one elfin::kv::Client in "
+                             << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+  // Each key holds its thread's last write to it.
+  for (int t = 0; t < kThreads; ++t) {
+    for (int i = kPerThread - 5; i < kPerThread; ++i) {
+      auto got = client.get(key(t, i));
+      REQUIRE(got);
+      CHECK(got->found);
+      CHECK(got->value == fmt::format("{}-{}", t, i));
+    }
+  }
+}

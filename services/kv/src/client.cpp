@@ -1,20 +1,19 @@
-// The client's light node: system.network plus a remote group `kv` (unicast: the first connected
-// pod in `pod_nodes` order), driven from the caller's thread through elfin::testing's proxy, the
-// framework's way for a plain thread to send into a running system and wait for answers.
+// The client's light node (elfin::network::LightNode): system.network plus a remote group `kv`
+// (unicast: the first connected pod in `pod_nodes` order). Each call is one request in flight at a
+// time from its thread; calls from many threads share the node's connections.
 #include <elfin/kv/client.hpp>
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <mutex>
+#include <atomic>
 #include <thread>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
-#include <elfin/network/network.hpp>
-#include <elfin/testing/proxy.hpp>
-#include <elfin/topology.hpp>
+#include <elfin/network/light_node.hpp>
 
 namespace elfin::kv {
 
@@ -22,55 +21,49 @@ namespace pk = protocols::kv;
 using Clock = std::chrono::steady_clock;
 
 struct Client::Impl {
-  std::mutex mutex;
   ClientOptions options;
-  std::optional<testing::Proxy> proxy;
+  std::optional<network::LightNode> node;
   // Writes carry a request id (protocols/kv): one sent again to another pod is applied once.
   std::uint64_t origin = 0;
-  std::uint64_t sequence = 0;
+  std::atomic<std::uint64_t> sequence{0};
 
   template <class R>
   R identified(R request) {
-    std::lock_guard lock(mutex);
     request.origin = origin;
-    request.sequence = ++sequence;
+    request.sequence = sequence.fetch_add(1, std::memory_order_relaxed) + 1;
     return request;
   }
 
-  [[nodiscard]] bool connected() {
-    proxy->set_timeout(std::chrono::milliseconds{2000});
-    try {
-      auto info = proxy->request_fallible(network::GetNetworkInfo{}, proxy->system().group_addr("system.network"));
-      return info && !info->peers.empty();
-    } catch (const testing::ProxyError&) {
-      return false;
-    }
+  [[nodiscard]] bool any_pod_connected() const {
+    return std::any_of(options.pod_nodes.begin(), options.pod_nodes.end(),
+                       [&](std::uint16_t n) { return node->connected(n); });
   }
 
   /// Sends `request` until it is answered, its deadline passes, or (for a conditional request)
-  /// it may have been delivered.
+  /// it may have been delivered. Many calls run at once, each with its own request in flight.
   template <class R, class T>
   Result<T, pk::KvError> call(R request, bool conditional, std::chrono::milliseconds timeout) {
-    std::lock_guard lock(mutex);
     const auto deadline = Clock::now() + timeout;
     std::string last = "no pod connected";
     while (Clock::now() < deadline) {
-      if (!connected()) {
+      if (!any_pod_connected()) {
         std::this_thread::sleep_for(std::chrono::milliseconds{20});  // waiting for a redial
         continue;
       }
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      proxy->set_timeout(std::max(left, std::chrono::milliseconds{1}));
-      Result<Result<T, pk::KvError>, RequestError> answer = Err{RequestError{}};
-      try {
-        answer = proxy->request_fallible(request);
-      } catch (const testing::ProxyError& e) {
-        return Err{pk::KvError{pk::KvErrorKind::Timeout, 0, 0, 0,
-                               fmt::format("no answer within {} ms: {}", timeout.count(), e.what())}};
-      }
+      auto answer = node->request("kv", request, std::max(left, std::chrono::milliseconds{1})).get();
       if (answer) return std::move(*answer);
-      last = to_string(answer.error());
-      if (conditional) {
+      const RequestError& error = answer.error();
+      if (error == RequestError::TimedOut) {
+        return Err{pk::KvError{pk::KvErrorKind::Timeout, 0, 0, 0,
+                               fmt::format("no answer within {} ms: {}", timeout.count(), to_string(error))}};
+      }
+      if (error.reason().starts_with("the caller")) {  // the client is being destroyed
+        return Err{pk::KvError{pk::KvErrorKind::Unavailable, 0, 0, 0, to_string(error)}};
+      }
+      last = to_string(error);
+      // A request that reached no pod was not applied anywhere: even a conditional one may go again.
+      if (conditional && error.reason() != elfin::detail::kReachedNoOne) {
         return Err{pk::KvError{pk::KvErrorKind::Timeout, 0, 0, 0,
                                fmt::format("the pod gave no answer ({}); the outcome is unknown", last)}};
       }
@@ -88,43 +81,22 @@ Result<Client, std::string> Client::connect(ClientOptions options) {
       options.pod_nodes.push_back(static_cast<std::uint16_t>(i + 1));
   }
   if (options.node == 0) options.node = static_cast<std::uint16_t>(30000 + ::getpid() % 30000);
-  Topology topology;
-  topology.local("system.network").mount(network::blueprint());
-  topology.local("kv").mount(network::remote_group({.nodes = options.pod_nodes}));
-  std::string pods;
-  for (const auto& pod : options.pods) pods += fmt::format("{}\"{}\"", pods.empty() ? "" : ", ", pod);
-  StartOptions start;
-  start.node_no = options.node;
-  start.config_toml = fmt::format(R"([common.system.logging]
-max_level = "Error"
-
-[system.network]
-discovery.predefined = [{}]
-discovery.attempt_interval = "200ms"
-ping_interval = "1s"
-idle_timeout = "5s"
-{}
-)",
-                                  pods, options.secret ? fmt::format("secret = \"{}\"", *options.secret) : "");
+  network::LightNodeOptions node_options;
+  node_options.peers = options.pods;
+  node_options.groups = {{.name = "kv", .nodes = options.pod_nodes}};
+  node_options.node = options.node;
+  node_options.secret = options.secret;
+  node_options.max_log_level = "Error";
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   // Unique per client incarnation: its node number and when it started.
   impl->origin =
       (std::uint64_t{options.node} << 48U) ^ static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
-  testing::ProxyOptions proxy_options;
-  proxy_options.node_no = options.node;
-  proxy_options.timeout = options.timeout;
-  try {
-    impl->proxy.emplace(testing::proxy(std::move(topology), "kv", std::move(start), proxy_options));
-  } catch (const testing::ProxyError& e) {
-    return Err{fmt::format("the client node did not start: {}", e.what())};
-  }
-  const auto deadline = Clock::now() + options.timeout;
-  while (!impl->connected()) {
-    if (Clock::now() >= deadline) {
-      return Err{fmt::format("no pod of {} connected within {} ms", pods, options.timeout.count())};
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  auto node = network::LightNode::start(std::move(node_options));
+  if (!node) return Err{fmt::format("the client node did not start: {}", node.error())};
+  impl->node.emplace(std::move(*node));
+  if (auto up = impl->node->wait_connected(options.timeout); !up) {
+    return Err{fmt::format("no pod of {} connected: {}", fmt::join(options.pods, ", "), up.error())};
   }
   return Client(std::move(impl));
 }

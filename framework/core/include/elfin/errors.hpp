@@ -4,8 +4,9 @@
 //                   `try_send`, unknown address). It gives the message back, as elfo's
 //                   `SendError(M)` does, so the caller can retry or reroute without a copy.
 //   RequestError  — a request got no answer: Failed (it reached no one, its recipient finished
-//                   before handling it, or failed while handling it — with the reason) or Ignored
-//                   (handled, but the token was dropped unanswered).
+//                   before handling it, or failed while handling it — with the reason), Ignored
+//                   (handled, but the token was dropped unanswered), or TimedOut (a call with a
+//                   deadline, elfin::Caller's, gave up waiting; the outcome is unknown).
 //   TryRecvError  — Empty or Closed.
 //
 // A send gives a SendResult<M>, which (unlike every other Result) may be ignored.
@@ -73,6 +74,9 @@ class RequestError {
   enum Kind : std::uint8_t {
     Failed,   ///< reached no one, or its recipient finished or failed before answering
     Ignored,  ///< the recipient handled the request but dropped its token without answering
+    /// The caller's deadline passed first (elfin::Caller only; an actor's `co_await ctx.request`
+    /// has no deadline). The request may still have been handled: its outcome is unknown.
+    TimedOut,
   };
 
   RequestError(Kind kind = Failed, std::string reason = {})  // NOLINT: a Kind is an error

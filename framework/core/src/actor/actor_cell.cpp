@@ -83,6 +83,16 @@ bool ActorCell::wait_external(std::chrono::steady_clock::time_point deadline) {
   return signalled;
 }
 
+std::uint64_t ActorCell::external_signals() {
+  std::lock_guard lock(ext_mu_);
+  return ext_signals_;
+}
+
+bool ActorCell::wait_external_after(std::uint64_t seen, std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(ext_mu_);
+  return ext_cv_.wait_until(lock, deadline, [&] { return ext_signals_ != seen; });
+}
+
 void ActorCell::set_status(ActorStatus status) {
   if (status == status_) return;
   if (auto& telemetry = group_->telemetry(); telemetry.active()) {

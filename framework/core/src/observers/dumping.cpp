@@ -314,7 +314,7 @@ std::string encode_error_for_dump(const RequestError& error) {
   str("RequestError");
   packer.pack_map(2);
   str("kind");
-  str(error == RequestError::Failed ? "Failed" : "Ignored");
+  str(error == RequestError::Failed ? "Failed" : error == RequestError::Ignored ? "Ignored" : "TimedOut");
   str("reason");
   str(error.reason());
   return std::string(buffer.data(), buffer.size());

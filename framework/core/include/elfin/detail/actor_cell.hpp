@@ -108,6 +108,11 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   /// Blocks the calling (proxy) thread until notified or `deadline`; external cells only.
   /// Returns false on timeout.
   bool wait_external(std::chrono::steady_clock::time_point deadline);
+  /// For external cells shared by several threads (elfin::Caller): each waiter reads the count
+  /// of notifications before it tries, and `wait_external_after` returns once the count moved
+  /// past that (or at `deadline`, false), so no thread consumes another's wake-up.
+  [[nodiscard]] std::uint64_t external_signals();
+  bool wait_external_after(std::uint64_t seen, std::chrono::steady_clock::time_point deadline);
 
   // --- owned by the thread running the actor --------------------------------------------------
   void suspend(std::coroutine_handle<> at, PollFn poll, void* awaiter) {

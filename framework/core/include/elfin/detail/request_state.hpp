@@ -46,6 +46,16 @@ class RequestStateBase {
   void fail(RequestError error) { finish_one(std::move(error)); }
   /// The requester finished delivering; from now on an empty count means "all answered".
   void release_sender() { finish_one(std::nullopt); }
+  /// Settles the request now with `error` (a deadline passed, the caller stopped), whatever is
+  /// still outstanding; answers arriving later are dropped. No-op if already done.
+  void expire(RequestError error) {
+    settle(
+        [&] {
+          record_error_locked(std::move(error));
+          return true;
+        },
+        false, TraceId{});
+  }
 
   /// Acquire pairs with the release in `settle`, so the answer written before is visible.
   [[nodiscard]] bool done() const { return done_.load(std::memory_order_acquire); }
@@ -146,8 +156,10 @@ class RequestState : public RequestStateBase {
     }
     // The best error wins: Ignored (someone handled it) over Failed, and a Failed that says why
     // over one that does not.
-    const bool better = !best_error_ || (*best_error_ != RequestError::Ignored &&
-                                         (error == RequestError::Ignored || best_error_->reason().empty()));
+    // A TimedOut comes from `expire`, which settles the request: it is the answer.
+    const bool better =
+        !best_error_ || error == RequestError::TimedOut ||
+        (*best_error_ != RequestError::Ignored && (error == RequestError::Ignored || best_error_->reason().empty()));
     if (better) best_error_ = std::move(error);
   }
 

@@ -1,6 +1,6 @@
-// elfin::kv::Client: a program's handle on a KV cluster. It joins the cluster as a light node (a
-// node with only system.network and a remote group `kv` fronting the pods' KV fronts) and sends
-// each request to the first connected pod, whose front finds the shard's leader.
+// elfin::kv::Client: a program's handle on a KV cluster. It joins the cluster as a light node
+// (elfin::network::LightNode: only system.network and a remote group `kv` fronting the pods' KV
+// fronts) and sends each request to the first connected pod, whose front finds the shard's leader.
 //
 //   auto client = elfin::kv::Client::connect({.pods = {"tcp://127.0.0.1:9501", "tcp://127.0.0.1:9502",
 //                                                      "tcp://127.0.0.1:9503"}});
@@ -13,9 +13,12 @@
 // front gives it `scan_timeout`). A call whose pod went away before answering is
 // sent again to another pod (Put, Delete and reads; a write carries a request id of this client's,
 // so the shard applies it once however often it is sent), except Cas and DeleteIfVersion, which
-// answer Timeout: their outcome is unknown.
+// answer Timeout: their outcome is unknown. A request that reached no pod at all (none connected
+// at that moment) was applied nowhere: any call sends it again.
 //
-// Thread safety: calls from any thread; they are served one at a time.
+// Thread safety: calls from any threads, concurrently: each call is one request in flight, and the
+// calls of many threads share the node's connections (N threads, N requests in flight). Moving or
+// destroying the client only once no call is running.
 #pragma once
 
 #include <chrono>

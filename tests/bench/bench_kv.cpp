@@ -33,8 +33,10 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -277,6 +279,8 @@ struct Args {
   unsigned reps = 3;
   std::string data_dir = ".";
   std::uint16_t first_node = 2000;
+  std::vector<int> elfin_pids;  ///< the pods' processes, for their CPU time
+  std::vector<int> peer_pids;
 };
 
 std::vector<std::string> split(std::string_view text) {
@@ -289,13 +293,39 @@ std::vector<std::string> split(std::string_view text) {
   return out;
 }
 
+/// CPU seconds (user + system) the processes `pids` used so far; 0 for those that are gone.
+double cpu_seconds(const std::vector<int>& pids) {
+  double total = 0;
+  for (const int pid : pids) {
+    std::ifstream in(fmt::format("/proc/{}/stat", pid));
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string field;
+    double utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i) {  // fields 14 and 15: utime, stime (clock ticks)
+      if (i == 14) utime = std::stod(field);
+      if (i == 15) stime = std::stod(field);
+    }
+    total += (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  }
+  return total;
+}
+
+/// A run and the CPU time its servers used meanwhile (connects included).
+struct Measured {
+  lg::RunResult result;
+  double server_cpu_s = 0;
+};
+
 /// A store's client for client number `n` (unique over the whole program run).
 using StoreFactory = std::function<std::unique_ptr<Store>(unsigned n)>;
 
 /// One run of `op` ("put", "get" or "fill") against the store; each worker opens its own client.
 /// Every run opens new clients; elfin's join as new node numbers (a node number is not reused while
 /// the pods may still hold the previous connection).
-lg::RunResult run(const Args& args, const StoreFactory& factory, std::string_view op) {
+Measured run(const Args& args, const StoreFactory& factory, std::string_view op, const std::vector<int>& pids) {
   static unsigned runs = 0;
   const unsigned base = runs++ * args.clients;
   lg::Workload workload;
@@ -330,7 +360,10 @@ lg::RunResult run(const Args& args, const StoreFactory& factory, std::string_vie
   } else {
     options.duration = std::chrono::seconds(args.seconds);
   }
-  return lg::run(workload, options);
+  const double cpu_before = cpu_seconds(pids);
+  Measured measured{lg::run(workload, options)};
+  measured.server_cpu_s = cpu_seconds(pids) - cpu_before;
+  return measured;
 }
 
 double load_average() {
@@ -368,12 +401,15 @@ struct Side {
   std::uint64_t errors = 0;
   double min_ops = 0, max_ops = 0;
   std::string error_kinds;
+  double cpu_us_per_op = 0;  ///< the servers' CPU time per operation, in the median run
 };
 
-Side median(std::vector<lg::RunResult> runs) {
-  std::sort(runs.begin(), runs.end(), [](const lg::RunResult& a, const lg::RunResult& b) {
-    return a.total.ops * b.total.elapsed.count() < b.total.ops * a.total.elapsed.count();
+Side median(std::vector<Measured> measured) {
+  std::sort(measured.begin(), measured.end(), [](const Measured& a, const Measured& b) {
+    return a.result.total.ops * b.result.total.elapsed.count() < b.result.total.ops * a.result.total.elapsed.count();
   });
+  std::vector<lg::RunResult> runs;
+  for (const auto& m : measured) runs.push_back(m.result);
   const auto rate = [](const lg::RunResult& r) {
     return r.total.elapsed.count() > 0
                ? static_cast<double>(r.total.ops) * 1e9 / static_cast<double>(r.total.elapsed.count())
@@ -387,6 +423,8 @@ Side median(std::vector<lg::RunResult> runs) {
   side.p999_us = static_cast<double>(m.total.latency.percentile(0.999)) / 1e3;
   side.min_ops = rate(runs.front());
   side.max_ops = rate(runs.back());
+  const Measured& mm = measured[(measured.size() - 1) / 2];
+  side.cpu_us_per_op = mm.result.total.ops > 0 ? mm.server_cpu_s * 1e6 / static_cast<double>(mm.result.total.ops) : 0;
   for (const auto& r : runs) {
     for (const auto& [kind, n] : r.total.errors) {
       side.errors += n;
@@ -401,21 +439,27 @@ bool run_case(const Args& args, std::string_view peer_name, const StoreFactory& 
   const FsyncProbe probe = probe_fsync(args.data_dir);
   fmt::print(stderr, "bench_kv {}: filling {} keys on each side\n", args.case_name, args.keys);
   for (const auto* factory : {&elfin, &peer}) {
-    const lg::RunResult fill = run(args, *factory, "fill");
+    const lg::RunResult fill = run(args, *factory, "fill", {}).result;
     if (fill.setup_error || fill.total.ops != args.keys) {
       fmt::print("bench=kv case={} error=\"fill: {} of {} keys written{}\"\n", args.case_name, fill.total.ops,
                  args.keys, fill.setup_error ? " (" + *fill.setup_error + ")" : "");
       return false;
     }
   }
+  // What the servers cost doing nothing (ticks, heartbeats) once every key exists: 5 s idle.
+  const double idle_elfin_before = cpu_seconds(args.elfin_pids);
+  const double idle_peer_before = cpu_seconds(args.peer_pids);
+  std::this_thread::sleep_for(5s);
+  const double idle_elfin = (cpu_seconds(args.elfin_pids) - idle_elfin_before) / 5.0;
+  const double idle_peer = (cpu_seconds(args.peer_pids) - idle_peer_before) / 5.0;
   bool ok = true;
   for (const std::string_view op : {"put", "get"}) {
-    std::vector<lg::RunResult> elfin_runs, peer_runs;
+    std::vector<Measured> elfin_runs, peer_runs;
     for (unsigned rep = 0; rep < args.reps; ++rep) {
-      elfin_runs.push_back(run(args, elfin, op));
-      peer_runs.push_back(run(args, peer, op));
+      elfin_runs.push_back(run(args, elfin, op, args.elfin_pids));
+      peer_runs.push_back(run(args, peer, op, args.peer_pids));
       fmt::print(stderr, "bench_kv {}_{} rep {}: elfin {} ops, {} {} ops in {} s\n", args.case_name, op, rep,
-                 elfin_runs.back().total.ops, peer_name, peer_runs.back().total.ops, args.seconds);
+                 elfin_runs.back().result.total.ops, peer_name, peer_runs.back().result.total.ops, args.seconds);
     }
     const Side e = median(elfin_runs);
     const Side p = median(peer_runs);
@@ -426,13 +470,15 @@ bool run_case(const Args& args, std::string_view peer_name, const StoreFactory& 
         "{}_p999_us={:.0f} "
         "ratio={:.2f} elfin_range={:.0f}..{:.0f} {}_range={:.0f}..{:.0f} elfin_errors={}{} {}_errors={}{} clients={} "
         "value_size={} keys={} seconds={} reps={} fs={} fsync_p50_us={:.0f} fsync_p99_us={:.0f} load1_before={:.2f} "
-        "load1_after={:.2f}\n",
+        "load1_after={:.2f} elfin_server_cpu_us_per_op={:.0f} {}_server_cpu_us_per_op={:.0f} "
+        "elfin_idle_cpu_share={:.2f} {}_idle_cpu_share={:.2f}\n",
         args.case_name, op, e.ops_per_s, 1e9 / std::max(e.ops_per_s, 1e-9), e.p50_us, e.p99_us, e.p999_us, peer_name,
         p.ops_per_s, peer_name, 1e9 / std::max(p.ops_per_s, 1e-9), peer_name, p.p50_us, peer_name, p.p99_us, peer_name,
         p.p999_us, e.ops_per_s / std::max(p.ops_per_s, 1e-9), e.min_ops, e.max_ops, peer_name, p.min_ops, p.max_ops,
         e.errors, e.error_kinds.empty() ? "" : "(" + e.error_kinds + ")", peer_name, p.errors,
         p.error_kinds.empty() ? "" : "(" + p.error_kinds + ")", args.clients, args.value_size, args.keys, args.seconds,
-        args.reps, elfin_bench::fs_name(args.data_dir), probe.p50_us, probe.p99_us, load_before, load_average());
+        args.reps, elfin_bench::fs_name(args.data_dir), probe.p50_us, probe.p99_us, load_before, load_average(),
+        e.cpu_us_per_op, peer_name, p.cpu_us_per_op, idle_elfin, peer_name, idle_peer);
     std::fflush(stdout);
   }
   return ok;
@@ -578,6 +624,7 @@ constexpr const char* kUsage = R"(usage: bench_kv --case rf1_vs_redis --elfin-po
 options: --clients C (16) --value-size B (256) --keys K (10000) --seconds S (10) --reps R (3)
          --data-dir D (where the stores keep their data: its file system and an fsync probe)
          --first-node N (2000; elfin client w joins as node N + w)
+         --elfin-pids P,P --peer-pids P,P (the servers' processes: CPU per operation and when idle)
 (tests/bench/kv_side_by_side.sh starts the servers and runs both cases)
 )";
 
@@ -613,6 +660,10 @@ int main(int argc, char** argv) {
         args.reps = static_cast<unsigned>(std::stoul(value()));
       else if (arg == "--data-dir")
         args.data_dir = value();
+      else if (arg == "--elfin-pids")
+        for (const auto& pid : split(value())) args.elfin_pids.push_back(std::stoi(pid));
+      else if (arg == "--peer-pids")
+        for (const auto& pid : split(value())) args.peer_pids.push_back(std::stoi(pid));
       else if (arg == "--samples")
         samples = static_cast<unsigned>(std::stoul(value()));
       else if (arg == "--first-node")

@@ -15,6 +15,7 @@
 #
 #   tests/bench/kv_side_by_side.sh [--build DIR] [--clients C] [--seconds S] [--reps R]
 #                                  [--value-size B] [--keys K] [--case rf1_vs_redis|rf3_vs_etcd]
+#                                  [--shards S]   (elfin's shard count, default 1024 as shipped)
 # Data goes under $ELFIN_BENCH_KV_DIR (default: the temporary directory), removed at the end.
 # Needs redis-server, redis-tools (redis-benchmark), etcd-server and etcd-client (etcdctl).
 set -euo pipefail
@@ -26,6 +27,7 @@ seconds=10
 reps=3
 value_size=256
 keys=10000
+shards=1024
 only=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -35,6 +37,7 @@ while [[ $# -gt 0 ]]; do
     --reps) reps=$2; shift 2 ;;
     --value-size) value_size=$2; shift 2 ;;
     --keys) keys=$2; shift 2 ;;
+    --shards) shards=$2; shift 2 ;;
     --case) only=$2; shift 2 ;;
     *) echo "kv_side_by_side.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -86,20 +89,20 @@ echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores ($(grep -m1 'model name
      "uptime:$(uptime | sed 's/.*load average/ load average/')"
 echo "# elfin $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?'), $(grep -m1 CMAKE_BUILD_TYPE "$build/CMakeCache.txt" | cut -d= -f2);" \
      "$(redis-server --version | cut -d' ' -f1-3); etcd $(etcd --version | head -1 | awk '{print $3}')"
-echo "# data under $root ($(stat -f -c %T "$root")), fsync before every acknowledgement on all sides;" \
-     "$clients clients, one request at a time each, value $value_size B, keys bench:NNNNNNNN (14 B) over $keys, uniform"
+echo "# data under $root, fsync before every acknowledgement on all sides;" \
+     "$clients clients, one request at a time each, value $value_size B, keys bench:NNNNNNNN (14 B) over $keys, uniform; elfin: $shards shards"
 
 if [[ -z "$only" || "$only" == rf1_vs_redis ]]; then
   base=$(free_base 1)
   redis_port=$(free_port)
-  "$elfin" kv cluster start --dir "$root/elfin" --count 1 --base-port "$base" >/dev/null
+  "$elfin" kv cluster start --dir "$root/elfin" --count 1 --base-port "$base" --shards "$shards" >/dev/null
   mkdir -p "$root/redis"
   redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$root/redis" --appendonly yes --appendfsync always \
                --save '' --daemonize yes --pidfile "$root/redis.pid" --logfile "$root/redis.log"
   wait_for 10 redis-cli -p "$redis_port" ping
   "$bench_kv" --case rf1_vs_redis --elfin-pods "tcp://127.0.0.1:$base" --redis "127.0.0.1:$redis_port" \
               --clients "$clients" --value-size "$value_size" --keys "$keys" --seconds "$seconds" --reps "$reps" \
-              --data-dir "$root"
+              --data-dir "$root" --elfin-pids "$(cat "$root/elfin/pod-1.pid")" --peer-pids "$(cat "$root/redis.pid")"
   # redis-benchmark: the same clients and value size; -r: random keys over the key space.
   requests=$((clients * 2000))
   redis-benchmark -p "$redis_port" -c "$clients" -d "$value_size" -r "$keys" -n "$requests" -t set,get --csv 2>/dev/null |
@@ -115,7 +118,7 @@ fi
 
 if [[ -z "$only" || "$only" == rf3_vs_etcd ]]; then
   base=$(free_base 3)
-  "$elfin" kv cluster start --dir "$root/elfin" --count 3 --base-port "$base" >/dev/null
+  "$elfin" kv cluster start --dir "$root/elfin" --count 3 --base-port "$base" --shards "$shards" >/dev/null
   cluster=""; endpoints=""
   declare -a client_ports peer_ports
   for m in 1 2 3; do client_ports[m]=$(free_port); peer_ports[m]=$(free_port); done
@@ -134,7 +137,9 @@ if [[ -z "$only" || "$only" == rf3_vs_etcd ]]; then
   wait_for 30 etcdctl --endpoints "$endpoints" endpoint health
   "$bench_kv" --case rf3_vs_etcd --elfin-pods "tcp://127.0.0.1:$base,tcp://127.0.0.1:$((base + 1)),tcp://127.0.0.1:$((base + 2))" \
               --etcd "$endpoints" --clients "$clients" --value-size "$value_size" --keys "$keys" --seconds "$seconds" \
-              --reps "$reps" --data-dir "$root"
+              --reps "$reps" --data-dir "$root" \
+              --elfin-pids "$(cat "$root/elfin/pod-1.pid"),$(cat "$root/elfin/pod-2.pid"),$(cat "$root/elfin/pod-3.pid")" \
+              --peer-pids "$(IFS=,; echo "${etcd_pids[*]}")"
   "$bench_kv" --case hops_rf3 --elfin-pods "tcp://127.0.0.1:$base,tcp://127.0.0.1:$((base + 1)),tcp://127.0.0.1:$((base + 2))" \
               --value-size "$value_size" --data-dir "$root" --first-node 9000
 fi

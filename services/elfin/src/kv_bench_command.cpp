@@ -29,8 +29,8 @@ using loadgen::KvOp;
 
 constexpr const char* kBenchUsage = R"(usage: elfin kv bench [options]
 
-Load a KV cluster: C clients (one light node each, one request at a time) run a mix of gets,
-puts and compare-and-sets over K keys. A progress line every second on stderr, then the report:
+Load a KV cluster: C clients (one light node each, one request at a time; client w sends to pod
+w mod pods first) run a mix of gets, puts and compare-and-sets over K keys. A progress line every second on stderr, then the report:
 ops/s, p50/p99/p99.9 latency per kind, errors by kind (Timeout, Unavailable, VersionMismatch ...).
 
 the cluster:
@@ -286,6 +286,13 @@ int run_kv_bench_command(const std::vector<std::string_view>& args, std::FILE* o
   workload.make_worker = [&](unsigned w) -> loadgen::Operation {
     kv::ClientOptions options = client_options;
     options.node = static_cast<std::uint16_t>(first_node + w);
+    // Client w asks pod (w mod pods) first, so the clients spread over the pods' fronts.
+    options.pods.clear();
+    for (std::size_t i = 0; i < client_options.pods.size(); ++i) {
+      const std::size_t pod = (w + i) % client_options.pods.size();
+      options.pods.push_back(client_options.pods[pod]);
+      options.pod_nodes.push_back(static_cast<std::uint16_t>(pod + 1));
+    }
     auto client = kv::Client::connect(options);
     if (!client) {
       fmt::print(err, "elfin kv bench: client {} (node {}): {}\n", w, options.node, client.error());

@@ -9,6 +9,7 @@
 #include <elfin/kv/client.hpp>
 #include <elfin/kv/cluster.hpp>
 
+#include "kv_bench_command.hpp"
 #include "options.hpp"
 
 namespace elfin::cli {
@@ -44,6 +45,8 @@ client commands (join the cluster as a light node):
   cas KEY VALUE --expect V        writes if the key's version is V (0: must not exist)
   scan [PREFIX] [--limit N] [--shard S] [--stale]
                                   prints `key <TAB> version <TAB> value` per key in key order
+  bench [--clients C] [--duration S | --ops N] [--mix GET:PUT[:CAS]] [--rate R] [--json] ...
+                                  load generator: ops/s and latency percentiles (kv bench --help)
 client options:
   --dir DIR           the cluster started in DIR (default ./elfin-kv): its `pods` file
   --pods A,B,C        the pods' addresses instead (tcp://HOST:PORT, pod 1 first)
@@ -251,6 +254,7 @@ int client_command(const Args& args, std::FILE* out, std::FILE* err) {
 }  // namespace
 
 int run_kv_command(const std::vector<std::string_view>& args, std::FILE* out, std::FILE* err) {
+  if (!args.empty() && args.front() == "bench") return run_kv_bench_command({args.begin() + 1, args.end()}, out, err);
   auto parsed = parse(args);
   if (!parsed) {
     fmt::print(err, "elfin kv: {}\n\n{}", parsed.error(), kUsage);

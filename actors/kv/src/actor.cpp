@@ -27,10 +27,9 @@
 #include <fmt/format.h>
 
 #include <elfin/actors/kv.hpp>
+#include <elfin/config_checks.hpp>
 #include <elfin/delay.hpp>
-#include <elfin/detail/timer_service.hpp>
 #include <elfin/handle.hpp>
-#include <elfin/internal/system_hooks.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/protocols/kv.hpp>
@@ -216,14 +215,7 @@ class Front {
 
   /// A start or a reload is refused with the problems `validate` finds, each with its file:line.
   void on_validate(const ValidateConfig& request, ResponseToken<ValidateConfig> token) {
-    auto next = request.config.decode<Config>();
-    std::string verdict;
-    if (!next) {
-      verdict = next.error().message();
-    } else if (auto problems = validate(*next, request.config); !problems.empty()) {
-      verdict = fmt::format("{}", fmt::join(problems, "\n"));
-    }
-    ctx_.respond(std::move(token), std::move(verdict));
+    ctx_.respond(std::move(token), config_verdict<Config>(request.config));
   }
 
   /// The config, checked (an invalid one fails the actor: the restart policy retries it). Under a
@@ -536,9 +528,7 @@ class Front {
 
   /// The system's clock (System::now): the steady clock, or virtual time in a simulated cluster,
   /// where a request's deadline then passes with the cluster's time, as its retries' delays do.
-  [[nodiscard]] Clock::time_point now() const {
-    return detail::timers_of(detail::ActorCellAccess::cell(ctx_)->group().system()).now();
-  }
+  [[nodiscard]] Clock::time_point now() const { return ctx_.now(); }
 
   // --- other fronts -------------------------------------------------------------------------
 

@@ -44,9 +44,8 @@
 
 #include <elfin/actors/partition/kv_state_machine.hpp>
 #include <elfin/actors/partition/snapshot_file.hpp>
-#include <elfin/detail/timer_service.hpp>
+#include <elfin/config_checks.hpp>
 #include <elfin/handle.hpp>
-#include <elfin/internal/system_hooks.hpp>
 #include <elfin/interval.hpp>
 #include <elfin/logging.hpp>
 #include <elfin/messages.hpp>
@@ -389,9 +388,7 @@ class PartitionActor {
 
   /// The system's clock (System::now): the steady clock, or virtual time in a simulated cluster,
   /// where deadlines then pass with the cluster's time and not with the machine's.
-  [[nodiscard]] Clock::time_point now() const {
-    return detail::timers_of(detail::ActorCellAccess::cell(ctx_)->group().system()).now();
-  }
+  [[nodiscard]] Clock::time_point now() const { return ctx_.now(); }
 
   // --- the Ready loop -----------------------------------------------------------------------
 
@@ -736,14 +733,7 @@ class PartitionActor {
 Task<> validator_exec(PartitionContext ctx) {
   while (auto envelope = co_await ctx.recv()) {
     co_await handle(*envelope, [&](const ValidateConfig& request, ResponseToken<ValidateConfig> token) {
-      auto next = request.config.decode<Config>();
-      std::string verdict;
-      if (!next) {
-        verdict = next.error().message();
-      } else if (auto problems = validate(*next, request.config); !problems.empty()) {
-        verdict = fmt::format("{}", fmt::join(problems, "\n"));
-      }
-      ctx.respond(std::move(token), std::move(verdict));
+      ctx.respond(std::move(token), config_verdict<Config>(request.config));
     });
   }
 }

@@ -27,6 +27,7 @@
 #include <elfin/assignment/rebalance.hpp>
 #include <elfin/assignment/replica_map.hpp>
 #include <elfin/assignment/replica_rebalance.hpp>
+#include <elfin/config_checks.hpp>
 #include <elfin/context.hpp>
 #include <elfin/delay.hpp>
 #include <elfin/handle.hpp>
@@ -190,13 +191,10 @@ class Manager {
   }
 
   void on_validate(const ValidateConfig& request, ResponseToken<ValidateConfig> token) {
-    auto next = request.config.decode<Config>();
-    std::string verdict;
-    if (!next) {
-      verdict = next.error().message();
-    } else if (auto problems = validate(*next, request.config); !problems.empty()) {
-      verdict = fmt::format("{}", fmt::join(problems, "\n"));
-    } else if (started_ && hashing::ShardFunction::parse(next->shard_function)->to_string() != function_.to_string()) {
+    std::string verdict = config_verdict<Config>(request.config);
+    if (auto next = request.config.decode<Config>();
+        verdict.empty() && next && started_ &&
+        hashing::ShardFunction::parse(next->shard_function)->to_string() != function_.to_string()) {
       verdict = fmt::format("{}shard_function: `{}` cannot replace `{}` while running (a migration, not a reload)",
                             request.config.where("shard_function"), next->shard_function, function_);
     }

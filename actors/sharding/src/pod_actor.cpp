@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <elfin/actors/sharding.hpp>
+#include <elfin/config_checks.hpp>
 #include <elfin/elfin.hpp>
 #include <elfin/protocols/sharding/entity_protocol.hpp>
 #include <elfin/protocols/sharding/manager_protocol.hpp>
@@ -211,14 +212,7 @@ class Pod {
   }
 
   void on_validate(const ValidateConfig& request, ResponseToken<ValidateConfig> token) {
-    auto next = request.config.decode<PodConfig>();
-    std::string verdict;
-    if (!next) {
-      verdict = next.error().message();
-    } else if (auto problems = validate(*next, request.config); !problems.empty()) {
-      verdict = fmt::format("{}", fmt::join(problems, "\n"));
-    }
-    ctx_.respond(std::move(token), std::move(verdict));
+    ctx_.respond(std::move(token), config_verdict<PodConfig>(request.config));
   }
 
   void on_fetched(const FetchDone& fetched) {

@@ -3,8 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include <elfin/internal/system_hooks.hpp>
 
@@ -32,7 +35,37 @@ System start_ticking(std::optional<std::chrono::steady_clock::time_point> start)
   return start_or_fail(std::move(topology), std::move(options));
 }
 
+// Each tick, what the actor reads from ctx.now().
+struct TickTimes {
+  std::mutex mutex;
+  std::vector<std::chrono::steady_clock::time_point> at;
+};
+
 }  // namespace
+
+TEST_CASE("ctx.now() is the system's clock: under virtual time an actor reads the instant its timer fired",
+          "[core][virtual_time]") {
+  const std::chrono::steady_clock::time_point epoch{std::chrono::hours(5)};
+  auto seen = std::make_shared<TickTimes>();
+  Topology topology;
+  topology.local("ticking").mount(ActorGroup().exec([seen](Context<> ctx) -> Task<> {
+    ctx.attach(Interval(Tick{})).start(250ms);
+    while (auto envelope = co_await ctx.recv()) {
+      if (envelope->get<Tick>() == nullptr) continue;
+      std::lock_guard lock(seen->mutex);
+      seen->at.push_back(ctx.now());
+    }
+  }));
+  StartOptions options;
+  options.workers = 1;
+  options.virtual_time = true;
+  options.virtual_start = epoch;
+  System system = start_or_fail(std::move(topology), std::move(options));
+  REQUIRE(system.advance_time(600ms));
+  std::lock_guard lock(seen->mutex);
+  // The steady clock of this machine is nowhere near `epoch`: only the virtual clock gives these.
+  CHECK(seen->at == std::vector{epoch + 250ms, epoch + 500ms});
+}
 
 TEST_CASE("systems given one virtual start share a clock, and say when their next timer is due",
           "[core][virtual_time]") {

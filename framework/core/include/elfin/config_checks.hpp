@@ -64,4 +64,14 @@ class ConfigChecks {
   std::vector<std::string> problems_;
 };
 
+/// The answer a group gives to ValidateConfig (elfin/messages.hpp) for a section of its `Config`:
+/// empty when it decodes and `validate(config, section)` (found by argument-dependent lookup, next
+/// to the config type) has no objection; otherwise the decoding error or the problems, one per line.
+template <class Config>
+[[nodiscard]] std::string config_verdict(const AnyConfig& section) {
+  auto config = section.decode<Config>();
+  if (!config) return config.error().message();
+  return fmt::format("{}", fmt::join(validate(*config, section), "\n"));
+}
+
 }  // namespace elfin

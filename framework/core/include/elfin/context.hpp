@@ -20,6 +20,7 @@
 // Thread safety: a Context belongs to its actor; copies are cheap and must stay inside it.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -63,6 +64,9 @@ struct ActorCellAccess {
     return Ctx{cell};
   }
 };
+
+/// The clock of the system `group` runs in (see Context::now).
+[[nodiscard]] std::chrono::steady_clock::time_point system_now(const GroupRuntime& group);
 }  // namespace detail
 
 template <class Config = NoConfig, class Key = Singleton>
@@ -145,6 +149,10 @@ class Context {
   bool close() { return cell_->close_mailbox(); }
   /// Lets other actors run; long computations call this now and then (cooperative scheduling).
   [[nodiscard]] detail::YieldAwaitable yield_now() { return detail::YieldAwaitable{cell_}; }
+  /// The system's clock (System::now): the steady clock, or virtual time under
+  /// StartOptions::virtual_time. Deadlines an actor computes from it pass with the timers and
+  /// delays that wake it, so the actor behaves the same in a simulated cluster.
+  [[nodiscard]] std::chrono::steady_clock::time_point now() const { return detail::system_now(cell_->group()); }
 
   // --- lifecycle ------------------------------------------------------------------------------
   void set_status(ActorStatus status) { cell_->set_status(std::move(status)); }

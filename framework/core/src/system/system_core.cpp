@@ -147,6 +147,7 @@ std::uint16_t node_no_of(const SystemCore& system) { return system.node_no(); }
 GroupRuntime* find_group(const SystemCore& system, std::string_view name) { return system.find_group(name); }
 GroupRuntime* group_by_no(const SystemCore& system, std::uint8_t group_no) { return system.group(group_no); }
 TimerService& timers_of(SystemCore& system) { return system.timers(); }
+std::chrono::steady_clock::time_point system_now(const GroupRuntime& group) { return group.system().timers().now(); }
 
 QuiescenceHold::QuiescenceHold(SystemCore& system) : scheduler_(&system.scheduler()) { scheduler_->hold(); }
 QuiescenceHold::~QuiescenceHold() {

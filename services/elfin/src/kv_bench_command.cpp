@@ -16,6 +16,7 @@
 #include <elfin/loadgen/kv_workload.hpp>
 #include <elfin/loadgen/runner.hpp>
 
+#include "kv_command.hpp"
 #include "options.hpp"
 
 namespace elfin::cli {
@@ -104,13 +105,10 @@ Result<BenchArgs, std::string> parse(const std::vector<std::string_view>& args) 
       ok = options.read(parsed.dir);
     } else if (options.is("--pods")) {
       ok = options.read(text);
-      parsed.pods.clear();
-      for (std::size_t start = 0; ok && start <= text.size();) {
-        const auto comma = std::min(text.find(',', start), text.size());
-        std::string pod = text.substr(start, comma - start);
-        if (!pod.starts_with("tcp://")) return Err{fmt::format("--pods `{}`: expected tcp://HOST:PORT", pod)};
-        parsed.pods.push_back(std::move(pod));
-        start = comma + 1;
+      if (ok) {
+        auto pods = parse_pods(text);
+        if (!pods) return Err{pods.error()};
+        parsed.pods = std::move(*pods);
       }
     } else if (options.is("--node")) {
       ok = options.read(parsed.node, std::uint16_t{1}, std::uint16_t{65535});

@@ -89,13 +89,10 @@ Result<Args, std::string> parse(const std::vector<std::string_view>& args) {
     } else if (options.is("--pods")) {
       std::string list;
       ok = options.read(list);
-      parsed.pods.clear();
-      for (std::size_t start = 0; ok && start <= list.size();) {
-        const auto comma = std::min(list.find(',', start), list.size());
-        std::string pod = list.substr(start, comma - start);
-        if (!pod.starts_with("tcp://")) return Err{fmt::format("--pods `{}`: expected tcp://HOST:PORT", pod)};
-        parsed.pods.push_back(std::move(pod));
-        start = comma + 1;
+      if (ok) {
+        auto pods = parse_pods(list);
+        if (!pods) return Err{pods.error()};
+        parsed.pods = std::move(*pods);
       }
     } else if (options.is("--node")) {
       ok = options.read(parsed.node, std::uint16_t{1}, std::uint16_t{65535});
@@ -252,6 +249,18 @@ int client_command(const Args& args, std::FILE* out, std::FILE* err) {
 }
 
 }  // namespace
+
+Result<std::vector<std::string>, std::string> parse_pods(std::string_view list) {
+  std::vector<std::string> pods;
+  for (std::size_t start = 0; start <= list.size();) {
+    const auto comma = std::min(list.find(',', start), list.size());
+    std::string pod(list.substr(start, comma - start));
+    if (!pod.starts_with("tcp://")) return Err{fmt::format("--pods `{}`: expected tcp://HOST:PORT", pod)};
+    pods.push_back(std::move(pod));
+    start = comma + 1;
+  }
+  return pods;
+}
 
 int run_kv_command(const std::vector<std::string_view>& args, std::FILE* out, std::FILE* err) {
   if (!args.empty() && args.front() == "bench") return run_kv_bench_command({args.begin() + 1, args.end()}, out, err);

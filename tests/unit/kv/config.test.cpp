@@ -12,33 +12,16 @@
 #include <elfin/elfin.hpp>
 #include <elfin/testing/proxy.hpp>
 
+#include "../config_file_node.hpp"
 #include "../temp_dir.hpp"
 
 using namespace elfin;
 using elfin::configurer::ReloadConfigs;
 using elfin::configurer::ReloadReport;
+using elfin::test::from_config_file;
 using elfin::test::TempDir;
+using elfin::test::with_configurer;
 namespace kv = elfin::actors::kv;
-
-namespace {
-
-Topology front_with_configurer() {
-  Topology topology;
-  topology.local("system.configurers").mount(configurer::blueprint()).entrypoint();
-  topology.local("kv").mount(kv::blueprint());
-  return topology;
-}
-
-StartOptions from_file(const std::string& path) {
-  StartOptions options;
-  options.workers = 2;
-  options.config_path = path;
-  options.terminate_closing_after = std::chrono::milliseconds(1000);
-  options.terminate_give_up_after = std::chrono::milliseconds(1000);
-  return options;
-}
-
-}  // namespace
 
 TEST_CASE("kv: config problems name the file, the line and the key", "[kv]") {
   auto section = AnyConfig::from_toml("nodes = [1, 0, 1]\nrequest_timeout = \"0s\"\nmax_scan_limit = 0\n", "pod.toml");
@@ -57,7 +40,7 @@ TEST_CASE("kv: config problems name the file, the line and the key", "[kv]") {
 TEST_CASE("kv: a node started with a bad front config fails with the key's file and line", "[kv]") {
   TempDir dir;
   const auto path = dir.write("pod.toml", "[kv]\nnodes = [1]\nshards = 0\n");
-  auto system = System::start(front_with_configurer(), from_file(path));
+  auto system = System::start(with_configurer("kv", kv::blueprint()), from_config_file(path));
   REQUIRE(system.ok());
   REQUIRE(system->join_for(std::chrono::seconds(10)));
   REQUIRE(system->failure().has_value());
@@ -67,7 +50,7 @@ TEST_CASE("kv: a node started with a bad front config fails with the key's file 
 TEST_CASE("kv: a reload with a bad front config is refused with the key's file and line", "[kv]") {
   TempDir dir;
   const auto path = dir.write("pod.toml", "[kv]\nnodes = [1]\n");
-  auto proxy = testing::proxy(front_with_configurer(), "kv", from_file(path));
+  auto proxy = testing::proxy(with_configurer("kv", kv::blueprint()), "kv", from_config_file(path));
   const Addr configurers = proxy.system().group_addr("system.configurers");
 
   dir.write("pod.toml", "[kv]\nnodes = [1]\nretry_interval = \"0ms\"\n");

@@ -12,33 +12,16 @@
 #include <elfin/elfin.hpp>
 #include <elfin/testing/proxy.hpp>
 
+#include "../config_file_node.hpp"
 #include "../temp_dir.hpp"
 
 using namespace elfin;
 using elfin::configurer::ReloadConfigs;
 using elfin::configurer::ReloadReport;
+using elfin::test::from_config_file;
 using elfin::test::TempDir;
+using elfin::test::with_configurer;
 namespace pa = elfin::actors::partition;
-
-namespace {
-
-Topology partitions_with_configurer() {
-  Topology topology;
-  topology.local("system.configurers").mount(configurer::blueprint()).entrypoint();
-  topology.local("partitions").mount(pa::blueprint());
-  return topology;
-}
-
-StartOptions from_file(const std::string& path) {
-  StartOptions options;
-  options.workers = 2;
-  options.config_path = path;
-  options.terminate_closing_after = std::chrono::milliseconds(1000);
-  options.terminate_give_up_after = std::chrono::milliseconds(1000);
-  return options;
-}
-
-}  // namespace
 
 TEST_CASE("partition actors: config problems name the file, the line and the key", "[partition_actors]") {
   auto section = AnyConfig::from_toml("nodes = []\nelection_ticks = 1\nsnapshot_every = 0\n", "pod.toml");
@@ -57,7 +40,7 @@ TEST_CASE("partition actors: a node started with a bad partitions config fails w
           "[partition_actors]") {
   TempDir dir;
   const auto path = dir.write("pod.toml", "[partitions]\nnodes = [1]\nsnapshot_dir = \"snap\"\nmax_inflight = 0\n");
-  auto system = System::start(partitions_with_configurer(), from_file(path));
+  auto system = System::start(with_configurer("partitions", pa::blueprint()), from_config_file(path));
   REQUIRE(system.ok());
   REQUIRE(system->join_for(std::chrono::seconds(10)));
   REQUIRE(system->failure().has_value());
@@ -69,7 +52,7 @@ TEST_CASE("partition actors: a reload with a bad partitions config is refused wi
           "[partition_actors]") {
   TempDir dir;
   const auto path = dir.write("pod.toml", "[partitions]\nnodes = [1]\nsnapshot_dir = \"snap\"\n");
-  auto proxy = testing::proxy(partitions_with_configurer(), "partitions", from_file(path));
+  auto proxy = testing::proxy(with_configurer("partitions", pa::blueprint()), "partitions", from_config_file(path));
   const Addr configurers = proxy.system().group_addr("system.configurers");
 
   dir.write("pod.toml", "[partitions]\nnodes = [1, 1]\nsnapshot_dir = \"snap\"\n");

@@ -76,6 +76,8 @@ TEST_CASE(
   const auto got = cluster.kv({"get", "user:42"});
   REQUIRE(got.code == 0);
   CHECK(got.out == fmt::format("version {}\nalice\n", version));
+  // Only the answer: the client's light node logs its connections below its level (Error).
+  CHECK(got.err.empty());
   const auto cas = cluster.kv({"cas", "user:42", "bob", "--expect", std::to_string(version)});
   REQUIRE(cas.code == 0);
   const auto new_version = version_in(cas.out);

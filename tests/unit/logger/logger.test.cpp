@@ -2,6 +2,7 @@
 // the per-group level, the rate limit and the counters of limited and lost records.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 
@@ -31,6 +32,7 @@ struct TalkerConfig {
 };
 
 Task<> talker(Context<TalkerConfig> ctx) {
+  journal().add("started");
   while (auto envelope = co_await ctx.recv()) {
     if (!envelope->is<ConfigUpdated>()) continue;
     for (std::uint32_t i = 0; i < ctx.config().infos; ++i) log::info("incremented value={}", i);
@@ -59,7 +61,9 @@ struct Run {
   std::vector<telemetry::MetricSample> metrics;
 };
 
-Run run(const std::string& config, unsigned workers = 2) {
+/// Runs `talking()` with `config` until the talkers have talked (or, with `starts`, have been
+/// started that many times).
+Run run(const std::string& config, unsigned workers = 2, std::ptrdiff_t starts = 0) {
   TempDir dir;
   auto path = dir.file("app.log");
   journal().clear();
@@ -67,7 +71,12 @@ Run run(const std::string& config, unsigned workers = 2) {
   options.config_toml = fmt::format("[system.loggers]\nsink = \"file\"\npath = \"{}\"\n{}", path, config);
   auto system = System::start(talking(), std::move(options));
   REQUIRE(system.ok());
-  CHECK(journal().wait_for_line("talked"));
+  if (starts == 0) {
+    CHECK(journal().wait_for_line("talked"));
+  } else {
+    CHECK(
+        journal().wait([&](const auto& lines) { return std::count(lines.begin(), lines.end(), "started") >= starts; }));
+  }
   Run out;
   out.metrics = system->scrape_metrics();
   system->terminate("test over");
@@ -107,6 +116,24 @@ TEST_CASE("runtime events go to the logger too, under the trace the actor was ha
   bool failed = std::any_of(result.lines.begin(), result.lines.end(),
                             [&](const std::string& l) { return std::regex_match(l, failure); });
   CHECK(failed);
+}
+
+TEST_CASE("a group's max_level applies to the runtime's records about it too", "[logger]") {
+  // A talker that fails, restarted 1 ms later: the runtime logs the failure (Error) and the
+  // restart (Info, before the second start) under the talkers' group.
+  const std::string restarting =
+      "[talkers]\nfail = true\n[talkers.system.restart_policy]\nwhen = \"OnFailure\"\nmin_backoff = \"1ms\"\n"
+      "max_backoff = \"1ms\"\n";
+  auto contains = [](const Run& run, const std::string& text) {
+    return std::any_of(run.lines.begin(), run.lines.end(),
+                       [&](const std::string& line) { return line.find(text) != std::string::npos; });
+  };
+  auto verbose = run(restarting, 2, 2);
+  CHECK(contains(verbose, "INFO"));
+  CHECK(contains(verbose, "restarting in"));
+  auto quiet = run(restarting + "[talkers.system.logging]\nmax_level = \"Error\"\n", 2, 2);
+  CHECK(contains(quiet, "actor failed: boom"));
+  CHECK_FALSE(contains(quiet, "restarting in"));
 }
 
 TEST_CASE("records over max_rate_per_level are dropped and counted as limited", "[logger]") {

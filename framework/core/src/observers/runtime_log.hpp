@@ -1,5 +1,6 @@
 // Runtime events (an actor failed, restarting in N s, termination gave up, config warnings), sent to
-// the logger group like any actor's record, under the group and key they concern.
+// the logger group like any actor's record, under the group and key they concern, and skipped
+// above that group's `system.logging.max_level` as its actors' records are.
 #pragma once
 
 #include <exception>

@@ -93,6 +93,17 @@ void Store::index_record(std::uint16_t type, std::uint64_t partition, const Loca
     if (const auto state = lw::decode_hard_state(payload)) hard_states_[partition] = {*state, at.segment_no};
     return;
   }
+  if (type == kCheckpointType) {
+    auto& checkpoint = checkpoints_[partition];
+    checkpoint = std::max(checkpoint, at.index);
+    checkpoint_segments_[partition] = at.segment_no;
+    if (auto it = logs_.find(partition); it != logs_.end()) {
+      auto& entries = it->second.entries;
+      entries.erase(entries.begin(), std::upper_bound(entries.begin(), entries.end(), checkpoint,
+                                                      [](std::uint64_t i, const Location& l) { return i < l.index; }));
+    }
+    return;
+  }
   Log& log = logs_[partition];
   auto& entries = log.entries;
   if (type == kTruncateType) {
@@ -225,36 +236,30 @@ lw::WalResult<protocols::wal::Range> Store::read(const protocols::wal::ReadRange
 }
 
 lw::WalResult<std::uint64_t> Store::checkpoint(PartitionId partition, std::uint64_t index) {
-  auto& at = checkpoints_[partition];
-  at = std::max(at, index);
-  if (auto it = logs_.find(partition); it != logs_.end()) {
-    auto& entries = it->second.entries;
-    entries.erase(entries.begin(), std::upper_bound(entries.begin(), entries.end(), at,
-                                                    [](std::uint64_t i, const Location& l) { return i < l.index; }));
-  }
-  if (auto rewritten = rewrite_old_hard_states(); !rewritten) return Err{std::move(rewritten).error()};
+  const auto known = checkpoints_.find(partition);
+  const std::uint64_t at = known == checkpoints_.end() ? index : std::max(known->second, index);
+  if (auto written = write_checkpoint(partition, at); !written) return Err{std::move(written).error()};
   auto retired = writer_.retire(checkpoints_);
   if (!retired) return Err{std::move(retired).error()};
   return static_cast<std::uint64_t>(retired->size());
 }
 
-lw::WalResult<void> Store::rewrite_old_hard_states() {
+lw::WalResult<void> Store::write_checkpoint(PartitionId partition, std::uint64_t index) {
   const std::uint64_t newest = writer_.log().segments.back().segment_no;
-  std::vector<std::uint64_t> partitions;
-  for (const auto& [partition, saved] : hard_states_) {
-    if (saved.segment_no != newest) partitions.push_back(partition);
-  }
-  if (partitions.empty()) return {};
   // The payloads first, so that the records' spans point at storage that stays put.
   std::vector<std::array<std::byte, lw::kHardStateBytes>> payloads;
-  payloads.reserve(partitions.size());
+  payloads.reserve(hard_states_.size());
   std::vector<lw::Record> records;
-  records.reserve(partitions.size());
-  for (const auto partition : partitions) {
-    const lw::HardState& state = hard_states_.at(partition).state;
-    payloads.push_back(lw::encode_hard_state(state));
-    records.push_back({kHardStateType, partition, state.term, 0, payloads.back()});
+  for (const auto& [other, saved] : hard_states_) {
+    if (saved.segment_no == newest) continue;
+    payloads.push_back(lw::encode_hard_state(saved.state));
+    records.push_back({kHardStateType, other, saved.state.term, 0, payloads.back()});
   }
+  for (const auto& [other, segment_no] : checkpoint_segments_) {
+    if (segment_no != newest && other != partition)
+      records.push_back({kCheckpointType, other, 0, checkpoints_.at(other), {}});
+  }
+  records.push_back({kCheckpointType, partition, 0, index, {}});
   auto durable = commit(records);
   if (!durable) return Err{std::move(durable).error()};
   return {};

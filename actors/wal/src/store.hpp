@@ -2,16 +2,18 @@
 // where each partition's entries are on disk so that `ReadRange` can read them back without
 // keeping payloads in memory.
 //
-// Records of three types go into the segments (libs/wal's record_type):
+// Records of four types go into the segments (libs/wal's record_type):
 //   kEntryType      an entry of a partition's log; an index seen before replaces that index and
 //                   every later one (the rule recovery applies, so stale entries never return)
 //   kTruncateType   "entries after `index` are gone" (TruncateAfter), durable like an entry
 //   kHardStateType  the partition's term, vote and commit (SaveHardState); the latest wins
+//   kCheckpointType "entries up to `index` are no longer needed" (Checkpoint); the highest wins
 // The index keeps, per partition, (index, term, segment, offset, length) of every entry after
-// the partition's checkpoint, and its latest hard state with the segment holding it;
-// checkpoints themselves are in memory only. A checkpoint that could delete the segment holding a
-// partition's latest hard state first writes that hard state again (into the newest segment,
-// which is never deleted), so a hard state is never lost to log compaction.
+// the partition's checkpoint, and its latest hard state and checkpoint with the segment holding
+// each. A checkpoint is written before it deletes anything, so a restart still knows which
+// segments may go and where reads start. Since deleting a segment could take a partition's latest
+// hard state or checkpoint with it, each checkpoint first writes those held by older segments
+// again (into the newest segment, which is never deleted), in the same commit as its own record.
 //
 // Opening runs libs/wal's recovery (torn tails cut, damage refused, `.tmp` files removed) and
 // refuses a directory that holds segments of a WAL id at or past `wal_count`: those partitions
@@ -42,6 +44,7 @@ namespace elfin::actors::wal::internal {
 inline constexpr std::uint16_t kEntryType = elfin::wal::record_type::kEntry;
 inline constexpr std::uint16_t kTruncateType = elfin::wal::record_type::kTruncate;
 inline constexpr std::uint16_t kHardStateType = elfin::wal::record_type::kHardState;
+inline constexpr std::uint16_t kCheckpointType = elfin::wal::record_type::kCheckpoint;
 
 struct StoreOptions {
   std::string dir;
@@ -97,8 +100,10 @@ class Store {
   Store(elfin::wal::FileSystem& fs, StoreOptions options, elfin::wal::Writer writer);
   void index_record(std::uint16_t type, std::uint64_t partition, const Location& location,
                     std::span<const std::byte> payload);
-  /// Writes again every hard state held by a segment older than the newest one.
-  [[nodiscard]] elfin::wal::WalResult<void> rewrite_old_hard_states();
+  /// Writes `partition`'s checkpoint record, with every hard state and checkpoint held by a
+  /// segment older than the newest one written again, in one commit.
+  [[nodiscard]] elfin::wal::WalResult<void> write_checkpoint(protocols::wal::PartitionId partition,
+                                                             std::uint64_t index);
   [[nodiscard]] elfin::wal::WalResult<void> build_index();
   [[nodiscard]] const elfin::wal::SegmentInfo* segment(std::uint64_t segment_no) const;
 
@@ -107,6 +112,7 @@ class Store {
   elfin::wal::Writer writer_;
   std::unordered_map<std::uint64_t, Log> logs_;
   std::map<std::uint64_t, std::uint64_t> checkpoints_;
+  std::unordered_map<std::uint64_t, std::uint64_t> checkpoint_segments_;  ///< the segment of each one's record
   std::unordered_map<std::uint64_t, SavedHardState> hard_states_;
 };
 

@@ -70,6 +70,13 @@ void cut_after(std::vector<Entry>& log, std::uint64_t index) {
 void cut_index_after(std::vector<std::uint64_t>& log, std::uint64_t index) {
   log.erase(std::upper_bound(log.begin(), log.end(), index), log.end());
 }
+void cut_up_to(std::vector<Entry>& log, std::uint64_t index) {
+  log.erase(log.begin(), std::upper_bound(log.begin(), log.end(), index,
+                                          [](std::uint64_t i, const Entry& e) { return i < e.index; }));
+}
+void cut_index_up_to(std::vector<std::uint64_t>& log, std::uint64_t index) {
+  log.erase(log.begin(), std::upper_bound(log.begin(), log.end(), index));
+}
 
 struct Found {
   std::uint64_t segment_no;
@@ -226,6 +233,13 @@ WalResult<Recovery> recover(FileSystem& fs, const RecoveryOptions& options) {
       if (rh.type == record_type::kTruncate) {
         if (options.keep_entries) cut_after(out.partitions[rh.partition], rh.index);
         if (!options.keep_entries) cut_index_after(indexes[rh.partition], rh.index);
+        continue;
+      }
+      if (rh.type == record_type::kCheckpoint) {
+        auto& checkpoint = out.checkpoints[rh.partition];
+        checkpoint = std::max(checkpoint, rh.index);
+        if (options.keep_entries) cut_up_to(out.partitions[rh.partition], checkpoint);
+        if (!options.keep_entries) cut_index_up_to(indexes[rh.partition], checkpoint);
         continue;
       }
       if (!options.keep_entries) replay_index(indexes[rh.partition], rh.index);

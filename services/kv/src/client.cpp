@@ -58,7 +58,7 @@ struct Client::Impl {
         return Err{pk::KvError{pk::KvErrorKind::Timeout, 0, 0, 0,
                                fmt::format("no answer within {} ms: {}", timeout.count(), to_string(error))}};
       }
-      if (error.reason().starts_with("the caller")) {  // the client is being destroyed
+      if (error == RequestError::Stopped) {  // the client is being destroyed
         return Err{pk::KvError{pk::KvErrorKind::Unavailable, 0, 0, 0, to_string(error)}};
       }
       last = to_string(error);

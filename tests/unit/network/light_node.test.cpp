@@ -251,7 +251,7 @@ TEST_CASE("light node: a request not answered by its deadline is answered TimedO
   drop_stalled();
 }
 
-TEST_CASE("light node: stop answers every outstanding request Failed, and later requests fail at once",
+TEST_CASE("light node: stop answers every outstanding request Stopped, and later requests fail at once",
           "[network][light]") {
   Server server(1);
   auto node = light_node(server, 44);
@@ -269,7 +269,7 @@ TEST_CASE("light node: stop answers every outstanding request Failed, and later 
     REQUIRE(future.wait_for(10s) == std::future_status::ready);
     auto answer = future.get();
     REQUIRE_FALSE(answer);
-    CHECK(answer.error() == RequestError::Failed);
+    CHECK(answer.error() == RequestError::Stopped);
     CHECK_THAT(answer.error().reason(), Catch::Contains("stopped"));
   }
   CHECK(node.caller().outstanding() == 0);
@@ -277,7 +277,7 @@ TEST_CASE("light node: stop answers every outstanding request Failed, and later 
   REQUIRE(later.wait_for(10s) == std::future_status::ready);
   auto answer = later.get();
   REQUIRE_FALSE(answer);
-  CHECK(answer.error() == RequestError::Failed);
+  CHECK(answer.error() == RequestError::Stopped);
   drop_stalled();
 }
 

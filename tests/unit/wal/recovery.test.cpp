@@ -427,3 +427,33 @@ TEST_CASE("recovery returns each partition's latest hard state apart from its en
       CHECK(indexes(*recovered, 2) == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{1, 1}, {2, 1}});
   }
 }
+
+TEST_CASE("recovery drops a partition's entries up to its highest checkpoint record and reports the checkpoint",
+          "[wal]") {
+  TempDir tmp;
+  PosixFileSystem fs;
+  const auto dir = tmp.file("wal");
+  {
+    auto [recovery, writer] = open_wal(fs, dir);
+    write_all(writer, {{4, 1, 1}, {4, 2, 1}, {4, 3, 1}, {4, 4, 1}, {5, 1, 1}, {5, 2, 1}});
+    REQUIRE(writer.append(Record{record_type::kCheckpoint, 4, 0, 2, {}}));
+    REQUIRE(writer.commit());
+    write_all(writer, {{4, 5, 2}});
+    // A lower checkpoint written later does not bring entries back.
+    REQUIRE(writer.append(Record{record_type::kCheckpoint, 4, 0, 1, {}}));
+    REQUIRE(writer.commit());
+  }
+  for (const bool keep_entries : {true, false}) {
+    INFO("keep_entries = " << keep_entries);
+    auto options = recovery_options(dir);
+    options.keep_entries = keep_entries;
+    auto recovered = recover(fs, options);
+    REQUIRE(recovered);
+    CHECK(recovered->checkpoints.at(4) == 2);
+    CHECK_FALSE(recovered->checkpoints.contains(5));
+    CHECK(recovered->ranges.at(4) == IndexRange{3, 5, 3});
+    CHECK(recovered->ranges.at(5) == IndexRange{1, 2, 2});
+    if (keep_entries)
+      CHECK(indexes(*recovered, 4) == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{3, 1}, {4, 1}, {5, 2}});
+  }
+}

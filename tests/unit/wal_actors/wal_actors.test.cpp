@@ -393,6 +393,41 @@ TEST_CASE("a checkpoint lets segments go and reads start after it", "[wal_actors
   check_entries(range, 41, 60, 4000);
 }
 
+TEST_CASE("a checkpoint survives a restart: reads still start after it and it still lets segments go", "[wal_actors]") {
+  TempDir dir;
+  const std::string wal_dir = dir.file("wal");
+  const std::string cfg = config(wal_dir, 1, "segment_bytes = \"64KiB\"");
+  {
+    Running group = start({}, cfg);
+    for (std::uint64_t i = 1; i <= 60; i += 4) {
+      for (std::uint64_t p : {0, 1}) {
+        pw::AppendBatch batch{p, {}};
+        for (std::uint64_t j = i; j < i + 4; ++j) batch.entries.push_back({1, j, payload_of(p, j, 4000)});
+        REQUIRE(group.proxy.request(std::move(batch)));
+      }
+    }
+    auto only_one = group.proxy.request(pw::Checkpoint{0, 40});
+    REQUIRE(only_one);
+    REQUIRE(only_one->segments_retired == 0);  // partition 1 still needs them
+  }
+  const auto segments = [&] {
+    std::size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(wal_dir)) n += e.path().extension() == ".wal";
+    return n;
+  };
+  const std::size_t before = segments();
+  Running group = start({}, cfg);
+  const pw::Range range = group.read(0);
+  CHECK(range.first_index == 41);
+  check_entries(range, 41, 60, 4000);
+  // Partition 0's checkpoint from before the restart still counts: partition 1's lets them go.
+  auto second = group.proxy.request(pw::Checkpoint{1, 40});
+  REQUIRE(second);
+  CHECK(second->segments_retired > 0);
+  CHECK(segments() == before - second->segments_retired);
+  check_entries(group.read(1), 41, 60, 4000);
+}
+
 TEST_CASE("a refused append fails only its own partition", "[wal_actors]") {
   TempDir dir;
   Running group = start({}, config(dir.file("wal"), 1, "max_payload_bytes = 1000"));

@@ -8,7 +8,7 @@
 //   std::ignore = caller->send_to(counters, Increment{});
 //   auto sum = caller->request_to(counters, Summarize{}, 2s).get();   // Result<uint64_t, RequestError>
 //   caller->request_to(counters, Summarize{}, 2s, [](elfin::Result<std::uint64_t, elfin::RequestError> r) {...});
-//   caller->stop();   // every request still waiting is answered Failed; later calls fail at once
+//   caller->stop();   // every request still waiting is answered Stopped; so are later calls
 //
 // A caller is an actor of the external group `system.callers` (its address is the sender of what
 // it sends) with no coroutine: answers come back through the requests' answer slots, on whichever
@@ -16,8 +16,8 @@
 // calling thread when the request reached no one). A callback must be short and must not throw.
 //
 // Every request is answered exactly once: Ok, or a RequestError — Failed (reached no one, the
-// recipient finished or failed, a peer went away, the caller stopped), Ignored, or TimedOut (the
-// deadline passed; the request may still have been handled). One timer thread per caller expires
+// recipient finished or failed, a peer went away), Ignored, TimedOut (the deadline passed; the
+// request may still have been handled) or Stopped (the caller stopped first). One timer thread per caller expires
 // deadlines. A send or request waits while the first mailbox is full (back-pressure, as an actor's
 // `send`), up to its timeout. Messages sent to the caller's own address are refused (Closed): it
 // receives only responses.
@@ -94,7 +94,7 @@ class Caller {
     const auto deadline = Clock::now() + timeout;
     auto state = std::make_shared<detail::CallState<T>>(std::function<void(Answer<T>)>(std::move(on_answer)));
     if (!enlist(state, state->book(), deadline)) {
-      state->expire(RequestError{RequestError::Failed, std::string(kStopped)});
+      state->expire(RequestError{RequestError::Stopped, std::string(kStopped)});
       return;
     }
     detail::SendOp op = make_op(to, make(std::move(request), MessageKind::Request, state), detail::SendMode::Bounded);
@@ -114,8 +114,8 @@ class Caller {
     return future;
   }
 
-  /// Answers every request still waiting (Failed, "the caller stopped: <reason>") and makes later
-  /// calls fail at once. Idempotent; not from inside a callback.
+  /// Answers every request still waiting (Stopped, "the caller stopped: <reason>") and makes later
+  /// calls fail at once (Stopped). Idempotent; not from inside a callback.
   void stop(const std::string& reason = "stop() called");
   /// Requests sent and not yet answered.
   [[nodiscard]] std::size_t outstanding() const;

@@ -77,6 +77,9 @@ class RequestError {
     /// The caller's deadline passed first (elfin::Caller only; an actor's `co_await ctx.request`
     /// has no deadline). The request may still have been handled: its outcome is unknown.
     TimedOut,
+    /// The elfin::Caller (or light node) was stopped before an answer came, or was already
+    /// stopped when the call was made. The request may have been handled.
+    Stopped,
   };
 
   RequestError(Kind kind = Failed, std::string reason = {})  // NOLINT: a Kind is an error

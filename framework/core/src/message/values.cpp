@@ -29,6 +29,7 @@ std::string_view to_string(SendErrorKind e) {
 std::string to_string(const RequestError& e) {
   if (e == RequestError::Ignored) return "ignored: the recipient dropped the request without answering";
   if (e == RequestError::TimedOut) return e.reason().empty() ? "timed out" : fmt::format("timed out: {}", e.reason());
+  if (e == RequestError::Stopped) return e.reason().empty() ? "stopped" : fmt::format("stopped: {}", e.reason());
   if (e.reason().empty()) return "failed";
   return fmt::format("failed: {}", e.reason());
 }

@@ -69,7 +69,7 @@ class CallRegistry : public std::enable_shared_from_this<CallRegistry> {
     }
     cv_.notify_all();
     if (timer.joinable()) timer.join();
-    const RequestError error{RequestError::Failed, fmt::format("the caller stopped: {}", reason)};
+    const RequestError error{RequestError::Stopped, fmt::format("the caller stopped: {}", reason)};
     for (auto& state : left) state->expire(error);
   }
 

@@ -15,7 +15,7 @@
 // Requests are elfin::Caller's (see caller.hpp): many in flight at once from any threads, over the
 // one connection per peer; each answered exactly once, by its deadline at the latest (TimedOut).
 // A peer that goes away answers the requests waiting on it Failed; `stop` answers every request
-// still waiting Failed before the node leaves. A remote group is routed as `network::remote_group`
+// still waiting Stopped before the node leaves. A remote group is routed as `network::remote_group`
 // routes (Unicast: the first connected node in `nodes` order).
 //
 // Thread safety: `send`, `request`, `connected`, `wait_connected` and `stop` from any thread;
@@ -107,7 +107,7 @@ class LightNode {
     caller().request_to(group_addr(group), std::move(request), timeout, std::move(on_answer));
   }
 
-  /// Answers every outstanding request (Failed), then terminates the node and waits for it.
+  /// Answers every outstanding request (Stopped), then terminates the node and waits for it.
   /// Idempotent.
   void stop();
 

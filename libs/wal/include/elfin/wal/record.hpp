@@ -5,9 +5,11 @@
 // (Raft logs, typically) share one file. Replay keeps, per partition, etcd's rule: a record whose
 // index was seen before replaces that index and every later one, so stale entries never return.
 //
-// Three record types have a meaning recovery knows (`RecordType`); any other non-zero type is an
+// Four record types have a meaning recovery knows (`record_type`); any other non-zero type is an
 // entry of the caller's kind. A hard-state record is not part of the log: it is the partition's
-// Raft term, vote and commit, the latest one winning (hard_state.hpp encodes its payload).
+// Raft term, vote and commit, the latest one winning (hard_state.hpp encodes its payload). Nor is
+// a checkpoint record: it says the partition no longer needs its entries up to `index`, so
+// recovery drops them and a restart remembers what may be retired.
 //
 // Thread safety: plain value types.
 #pragma once
@@ -27,6 +29,9 @@ inline constexpr std::uint16_t kEntry = 1;
 inline constexpr std::uint16_t kTruncate = 2;
 /// The partition's hard state (term, vote, commit) in the payload; `index` is 0, `term` the term.
 inline constexpr std::uint16_t kHardState = 3;
+/// "The partition's entries up to `index` are no longer needed" (its state is saved elsewhere);
+/// no payload, `term` 0. The highest one wins.
+inline constexpr std::uint16_t kCheckpoint = 4;
 }  // namespace record_type
 
 /// A record to append. `type` is one of `record_type` or the caller's own (never 0).

@@ -88,6 +88,7 @@ struct Recovery {
   std::map<std::uint64_t, std::vector<Entry>> partitions;  ///< each partition's log, by index
   std::map<std::uint64_t, IndexRange> ranges;              ///< each partition's index range after replay
   std::map<std::uint64_t, HardState> hard_states;          ///< each partition's latest hard state
+  std::map<std::uint64_t, std::uint64_t> checkpoints;      ///< each partition's highest checkpoint
   LogState log;
   std::vector<Repair> repairs;
   std::uint64_t records_read = 0;

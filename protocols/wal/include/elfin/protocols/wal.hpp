@@ -131,8 +131,8 @@ struct Checkpointed {
 };
 
 /// The partition keeps its state up to `index` durably elsewhere (a snapshot): the WAL may drop
-/// its entries up to there. Checkpoints are held in memory: after a restart the WAL keeps every
-/// segment until the partitions checkpoint again.
+/// its entries up to there. The checkpoint is durable: after a restart, reads still start after
+/// it and it still counts when segments are retired.
 struct Checkpoint {
   PartitionId partition = 0;
   std::uint64_t index = 0;

@@ -150,7 +150,10 @@ int inspect(const std::string& dir, std::FILE* out, std::FILE* err) {
     if (recovered) {
       fmt::print(out, "  after replay ({} records read):\n", recovered->records_read);
       for (const auto& [partition, range] : recovered->ranges) {
-        fmt::print(out, "    partition {}: {}\n", partition, range_text(range));
+        const auto checkpoint = recovered->checkpoints.find(partition);
+        fmt::print(out, "    partition {}: {}{}\n", partition, range_text(range),
+                   checkpoint == recovered->checkpoints.end() ? std::string()
+                                                              : fmt::format(", checkpoint {}", checkpoint->second));
       }
     }
     const auto problems = problems_of(recovered);

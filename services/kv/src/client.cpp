@@ -63,7 +63,7 @@ struct Client::Impl {
       }
       last = to_string(error);
       // A request that reached no pod was not applied anywhere: even a conditional one may go again.
-      if (conditional && error.reason() != elfin::detail::kReachedNoOne) {
+      if (conditional && !error.reached_no_one()) {
         return Err{pk::KvError{pk::KvErrorKind::Timeout, 0, 0, 0,
                                fmt::format("the pod gave no answer ({}); the outcome is unknown", last)}};
       }

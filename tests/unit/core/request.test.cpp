@@ -138,6 +138,7 @@ TEST_CASE("a request that no router accepts fails at once", "[core][request]") {
   auto direct = proxy.request_fallible(Question{5, {}, "discard"});
   REQUIRE_FALSE(direct.ok());
   CHECK(direct.error() == RequestError::Failed);
+  CHECK(direct.error().reached_no_one());  // nothing handled it: safe to send again
 }
 
 TEST_CASE("a request to an address where nothing lives fails", "[core][request]") {
@@ -146,6 +147,7 @@ TEST_CASE("a request to an address where nothing lives fails", "[core][request]"
   auto direct = proxy.request_fallible(Question{5, {}, ""}, Addr::group(proxy.subject_addr().node_no(), 250));
   REQUIRE_FALSE(direct.ok());
   CHECK(direct.error() == RequestError::Failed);
+  CHECK(direct.error().reached_no_one());
 }
 
 TEST_CASE("a request fails when its recipient finishes before handling it", "[core][request]") {

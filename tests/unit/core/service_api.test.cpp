@@ -194,6 +194,7 @@ TEST_CASE("api: a recipient that fails while handling answers Failed with the re
   CHECK(crashed.error() == RequestError::Failed);
   CHECK(crashed.error().reason() == "the recipient failed while handling it: disk on fire");
   CHECK(to_string(crashed.error()) == "failed: the recipient failed while handling it: disk on fire");
+  CHECK_FALSE(crashed.error().reached_no_one());  // it reached an actor, which may have done part of it
 }
 
 TEST_CASE("api: an exception the actor catches itself leaves the request Ignored", "[core][api]") {

@@ -67,6 +67,13 @@ class SendResult : public Result<void, SendError<M>> {
   using Result<void, SendError<M>>::Result;
 };
 
+namespace detail {
+/// The reasons the runtime gives (one wording everywhere).
+inline constexpr std::string_view kReachedNoOne = "the request reached no one";
+inline constexpr std::string_view kFinishedFirst = "the recipient finished before handling it";
+inline constexpr std::string_view kFailedWhileHandling = "the recipient failed while handling it";
+}  // namespace detail
+
 /// Why a request got no answer.
 class RequestError {
  public:
@@ -89,6 +96,9 @@ class RequestError {
   /// What happened, for Failed: e.g. "the recipient failed while handling it: <what()>". May be
   /// empty for errors made without one.
   [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
+  /// Failed before any actor got it (no route carried it, every router chose no actor, no node of
+  /// a remote group was connected): nothing handled it, so sending it again cannot apply it twice.
+  [[nodiscard]] bool reached_no_one() const noexcept { return kind_ == Failed && reason_ == detail::kReachedNoOne; }
 
   friend bool operator==(const RequestError& e, Kind kind) noexcept { return e.kind_ == kind; }
   friend bool operator==(const RequestError& a, const RequestError& b) = default;
@@ -103,13 +113,6 @@ enum class TryRecvError : std::uint8_t { Empty, Closed };
 /// "failed: <reason>" or "ignored: ...".
 [[nodiscard]] std::string to_string(const RequestError& e);
 [[nodiscard]] std::string_view to_string(TryRecvError e);
-
-namespace detail {
-/// The reasons the runtime gives (one wording everywhere).
-inline constexpr std::string_view kReachedNoOne = "the request reached no one";
-inline constexpr std::string_view kFinishedFirst = "the recipient finished before handling it";
-inline constexpr std::string_view kFailedWhileHandling = "the recipient failed while handling it";
-}  // namespace detail
 
 }  // namespace elfin
 

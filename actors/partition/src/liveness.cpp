@@ -25,6 +25,7 @@ struct LivenessTick {
 struct Peer {
   Clock::time_point heard;
   bool down = false;
+  std::uint64_t incarnation = 0;  ///< its liveness actor's start stamp (0: not heard yet)
 };
 
 }  // namespace
@@ -34,6 +35,9 @@ Task<> liveness_exec(PartitionContext ctx) {
   const std::uint64_t self = ctx.addr().node_no();
   const auto interval = config.tick * config.heartbeat_ticks;
   const auto timeout = config.tick * config.election_ticks;
+  // A peer whose stamp changes restarted: the partitions it led are gone even if it never fell
+  // silent for a whole timeout.
+  const auto incarnation = static_cast<std::uint64_t>(ctx.now().time_since_epoch().count()) + 1;
   std::map<std::uint64_t, Peer> peers;  // every other node: assumed heard from at the start
   for (std::uint64_t node : config.nodes) {
     if (node != self) peers[node] = Peer{ctx.now(), false};
@@ -41,6 +45,16 @@ Task<> liveness_exec(PartitionContext ctx) {
   std::map<std::uint64_t, std::uint64_t> watching;  // quiesced partition -> its leader's node
   const auto tell = [&](std::uint64_t partition, std::uint64_t node) {
     std::ignore = ctx.unbounded_send_to(ctx.group_addr(), LeaderDown{partition, node});
+  };
+  const auto gone = [&](std::uint64_t node) {
+    for (auto it = watching.begin(); it != watching.end();) {
+      if (it->second == node) {
+        tell(it->first, node);
+        it = watching.erase(it);
+      } else {
+        ++it;
+      }
+    }
   };
   auto ticks = ctx.attach(Interval(LivenessTick{}));
   ticks.start(interval);
@@ -55,27 +69,27 @@ Task<> liveness_exec(PartitionContext ctx) {
             ping.type = pr::MessageType::Heartbeat;
             ping.from = self;
             ping.to = node;
+            ping.index = incarnation;
             std::ignore = ctx.try_send(std::move(ping));  // not connected: nothing to ping
             if (peer.down || now - peer.heard < timeout) continue;
             peer.down = true;
             log::info("partitions: node {} is silent for {} ms: waking the quiesced partitions it leads", node,
                       std::chrono::duration_cast<std::chrono::milliseconds>(now - peer.heard).count());
-            for (auto it = watching.begin(); it != watching.end();) {
-              if (it->second == node) {
-                tell(it->first, node);
-                it = watching.erase(it);
-              } else {
-                ++it;
-              }
-            }
+            gone(node);
           }
         },
         [&](const pr::RaftMessage& ping) {
           if (ping.to != self) return;
           auto it = peers.find(ping.from);
           if (it == peers.end()) return;
-          it->second.heard = ctx.now();
-          it->second.down = false;
+          Peer& peer = it->second;
+          peer.heard = ctx.now();
+          peer.down = false;
+          if (peer.incarnation != 0 && ping.index != peer.incarnation) {
+            log::info("partitions: node {} restarted: waking the quiesced partitions it led", ping.from);
+            gone(ping.from);
+          }
+          peer.incarnation = ping.index;
         },
         [&](const WatchLeader& watch) {
           auto peer = peers.find(watch.leader);

@@ -8,7 +8,9 @@
 // pair exchanges one message per interval each way, whatever the number of partitions.
 //
 // The pings travel as RaftMessages of the reserved partition kLivenessKey (type Heartbeat), so
-// the route and node selector that carry Raft traffic carry them too. The actor starts with the
+// the route and node selector that carry Raft traffic carry them too; each carries its sender's
+// start stamp (`index`), so a node that restarted within the timeout counts as gone as well (the
+// partitions it led lost their leader). The actor starts with the
 // first partition that quiesces on the node, or with the first ping from a peer, and then stays.
 //
 // Thread safety: the messages are plain values; the actor is an actor.

@@ -363,3 +363,33 @@ TEST_CASE("a cut-off follower is not left behind: healed, it catches up and the 
     CHECK(lagged->leader == leader);
   }
 }
+
+TEST_CASE("a node that leads quiesced partitions and restarts at once: its pings' new stamp wakes the followers",
+          "[partition_sim]") {
+  Cluster cluster(41);
+  INFO(cluster.sim().describe());
+  REQUIRE(cluster.elect_all());
+  REQUIRE(cluster.sim().run_until([&] { return cluster.all_quiesced(); }, 2s));
+  std::vector<std::uint64_t> led;
+  for (std::uint64_t p = 0; p < kPartitions; ++p) {
+    if (cluster.leader(p) == 1) led.push_back(p);
+  }
+  REQUIRE(!led.empty());
+  // Back before its silence could reach the liveness timeout: the partitions it led lost their
+  // leader all the same (a restarted replica starts as a follower).
+  cluster.sim().crash(1);
+  cluster.sim().restart(1);
+  const Nanos restarted = cluster.sim().now();
+  REQUIRE(cluster.sim().run_until(
+      [&] {
+        for (std::uint64_t p : led) {
+          if (cluster.leader(p) == 0) return false;
+        }
+        return true;
+      },
+      2s));
+  INFO("new leaders after "
+       << std::chrono::duration_cast<std::chrono::milliseconds>(cluster.sim().now() - restarted).count() << " ms");
+  CHECK(cluster.sim().now() - restarted <= 6 * kElectionTicks * kTick);
+  for (std::uint64_t p : led) CHECK(cluster.put(cluster.leader(p), p, "after restart"));
+}

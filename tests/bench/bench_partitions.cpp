@@ -13,7 +13,9 @@
 //                    over the one-partition case's, run side by side.
 //
 //   idle_p1024       1024 partitions elected, then idle: the process's CPU time (three nodes) over
-//                    10 s of ticks and heartbeats only, as a share of one core.
+//                    10 s without requests, as a share of one core. Idle partitions fall asleep
+//                    (quiesce_after_ticks, default 10 ticks = 1 s) and then cost only the per-node
+//                    liveness pings.
 //
 // Clients live on node 1 and reach each partition's leader through a remote group whose node
 // selector reads the leaders found before the run (node 1 itself included), so a proposal goes

@@ -18,6 +18,7 @@
 //                    liveness pings.
 //   idle_p1024_asleep the same, the window starting once every replica reports itself quiesced:
 //                    the steady state of idle partitions.
+//   idle_p0          the same three nodes with no partition: their own idle cost, the floor.
 //
 // Clients live on node 1 and reach each partition's leader through a remote group whose node
 // selector reads the leaders found before the run (node 1 itself included), so a proposal goes
@@ -431,10 +432,9 @@ double process_cpu_seconds() {
 /// request, as a share of one core (all three nodes together). `settled`: the window starts only
 /// once every replica reports itself quiesced (the steady state of idle partitions), else 1 s
 /// after the last partition was found elected.
-bool idle_case(const elfin_bench::Options& opts, bool settled) {
-  const char* name = settled ? "idle_p1024_asleep" : "idle_p1024";
+bool idle_case(const elfin_bench::Options& opts, bool settled, std::size_t kPartitions = 1024) {
+  const char* name = kPartitions == 0 ? "idle_p0" : settled ? "idle_p1024_asleep" : "idle_p1024";
   try {
-    constexpr std::size_t kPartitions = 1024;
     const auto window = opts.quick ? 2s : 10s;
     elfin_bench::RunDir dir{"elfin-bench-partitions"};
     Cluster cluster(kPartitions, dir.path());
@@ -479,6 +479,7 @@ std::vector<elfin_bench::Case> cases() {
   }
   out.push_back({"idle_p1024", "idle", [](const elfin_bench::Options& opts) { return idle_case(opts, false); }});
   out.push_back({"idle_p1024_asleep", "idle", [](const elfin_bench::Options& opts) { return idle_case(opts, true); }});
+  out.push_back({"idle_p0", "idle", [](const elfin_bench::Options& opts) { return idle_case(opts, true, 0); }});
   return out;
 }
 

@@ -13,7 +13,12 @@
 //                    over the one-partition case's, run side by side.
 //
 //   idle_p1024       1024 partitions elected, then idle: the process's CPU time (three nodes) over
-//                    10 s of ticks and heartbeats only, as a share of one core.
+//                    10 s without requests, as a share of one core. Idle partitions fall asleep
+//                    (quiesce_after_ticks, default 10 ticks = 1 s) and then cost only the per-node
+//                    liveness pings.
+//   idle_p1024_asleep the same, the window starting once every replica reports itself quiesced:
+//                    the steady state of idle partitions.
+//   idle_p0          the same three nodes with no partition: their own idle cost, the floor.
 //
 // Clients live on node 1 and reach each partition's leader through a remote group whose node
 // selector reads the leaders found before the run (node 1 itself included), so a proposal goes
@@ -149,6 +154,18 @@ class Cluster {
   }
 
   elfin::testing::Proxy& node1() { return *nodes_[0]; }
+
+  /// Replicas (of `partitions` on the three nodes) that report themselves quiesced.
+  std::size_t asleep(std::size_t partitions) {
+    std::size_t n = 0;
+    for (auto& node : nodes_) {
+      for (std::uint64_t p = 0; p < partitions; ++p) {
+        auto status = node->request_fallible(pr::GetPartitionStatus{p}, node->system().group_addr("partitions"));
+        n += status && status->quiesced ? 1 : 0;
+      }
+    }
+    return n;
+  }
   std::shared_ptr<Load> load() { return load_; }
 
  private:
@@ -411,33 +428,44 @@ double process_cpu_seconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
-/// 1024 partitions elected and then left alone: the three nodes' CPU over a few seconds of
-/// nothing but ticks and heartbeats, as a share of one core (all three nodes together).
-bool idle_case(const elfin_bench::Options& opts) {
+/// 1024 partitions elected and then left alone: the three nodes' CPU over a few seconds without a
+/// request, as a share of one core (all three nodes together). `settled`: the window starts only
+/// once every replica reports itself quiesced (the steady state of idle partitions), else 1 s
+/// after the last partition was found elected.
+bool idle_case(const elfin_bench::Options& opts, bool settled, std::size_t kPartitions = 1024) {
+  const char* name = kPartitions == 0 ? "idle_p0" : settled ? "idle_p1024_asleep" : "idle_p1024";
   try {
-    constexpr std::size_t kPartitions = 1024;
     const auto window = opts.quick ? 2s : 10s;
     elfin_bench::RunDir dir{"elfin-bench-partitions"};
     Cluster cluster(kPartitions, dir.path());
     if (!cluster.elect(kPartitions)) throw std::runtime_error("a partition elected no leader");
     std::this_thread::sleep_for(1s);  // the elections' last messages settle (not measured)
+    if (settled) {
+      const auto deadline = Clock::now() + 60s;
+      while (cluster.asleep(kPartitions) < 3 * kPartitions) {
+        if (Clock::now() > deadline) throw std::runtime_error("the idle partitions did not all fall asleep");
+        std::this_thread::sleep_for(500ms);
+      }
+    }
     const double cpu0 = process_cpu_seconds();
     const auto t0 = Clock::now();
     std::this_thread::sleep_for(window);  // idle on purpose: the measurement is what runs meanwhile
     const double cpu = process_cpu_seconds() - cpu0;
     const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+    const std::size_t asleep = cluster.asleep(kPartitions);
     elfin_bench::Stats s;
     s.ops = 1;
     s.ops_per_s = s.min_ops_per_s = s.max_ops_per_s = 1 / wall;
     s.ns_per_op = wall * 1e9;
     elfin_bench::print_line(
-        kBench, "idle_p1024", s, std::nullopt,
-        fmt::format(" partitions={} nodes=3 tick_ms=100 cpu_share_of_one_core={:.3f} window_s={:.1f}", kPartitions,
-                    cpu / wall, wall),
+        kBench, name, s, std::nullopt,
+        fmt::format(" partitions={} nodes=3 tick_ms=100 cpu_share_of_one_core={:.3f} window_s={:.1f} "
+                    "replicas_asleep_after={}",
+                    kPartitions, cpu / wall, wall, asleep),
         "none");
     return true;
   } catch (const std::exception& e) {
-    fmt::print("bench={} case=idle_p1024 error=\"{}\"\n", kBench, e.what());
+    fmt::print("bench={} case={} error=\"{}\"\n", kBench, name, e.what());
     return false;
   }
 }
@@ -449,7 +477,9 @@ std::vector<elfin_bench::Case> cases() {
     out.push_back({fmt::format("p{}", p), "throughput",
                    [p](const elfin_bench::Options& opts) { return partitions_case(p, opts); }});
   }
-  out.push_back({"idle_p1024", "idle", idle_case});
+  out.push_back({"idle_p1024", "idle", [](const elfin_bench::Options& opts) { return idle_case(opts, false); }});
+  out.push_back({"idle_p1024_asleep", "idle", [](const elfin_bench::Options& opts) { return idle_case(opts, true); }});
+  out.push_back({"idle_p0", "idle", [](const elfin_bench::Options& opts) { return idle_case(opts, true, 0); }});
   return out;
 }
 

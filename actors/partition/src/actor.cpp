@@ -19,6 +19,12 @@
 //                               it were held back until now
 //   every snapshot_every applied entries: a snapshot file (durable), Node::compact, a WAL Checkpoint
 //
+// Idle partitions sleep: once the Node quiesces (quiesce_after_ticks, see libs/raft's node.hpp)
+// and nothing waits for an answer or a write, the actor stops its tick Interval and registers
+// its leader with the node's liveness actor (liveness.hpp); a request or a Raft message wakes
+// the Node, and the actor then starts ticking again and deregisters. A LeaderDown from the
+// liveness actor is reported to the Node, which wakes and elects.
+//
 // The persister is a stream next to the actor (elfin/stream.hpp): it runs while the actor waits in
 // `recv`, so the actor keeps stepping peer messages, taking proposals and producing Readies while
 // the WAL syncs; Readies queue behind the one being written and the WAL's group commit batches
@@ -56,6 +62,7 @@
 #include <elfin/raft/ready.hpp>
 #include <elfin/stream.hpp>
 
+#include "liveness.hpp"
 #include "router.hpp"
 #include "wire.hpp"
 
@@ -125,8 +132,8 @@ class PartitionActor {
 
   Task<> run() {
     co_await recover();
-    auto ticks = ctx_.attach(Interval(Tick{}));
-    ticks.start(config_.tick);
+    ticks_.emplace(ctx_.attach(Interval(Tick{})));
+    ticks_->start(config_.tick);
     drive();  // what recovery left to do (committed entries to apply again)
     while (auto envelope = co_await ctx_.recv()) {
       co_await dispatch(*envelope);
@@ -136,6 +143,7 @@ class PartitionActor {
         co_await dispatch(*more);
       }
       drive();
+      sleep_or_wake();
     }
     fail_everything(pr::RaftErrorKind::ShuttingDown, "the partition actor is terminating");
   }
@@ -176,7 +184,7 @@ class PartitionActor {
     return handle(envelope, this, &PartitionActor::on_tick, &PartitionActor::on_raft_message,
                   &PartitionActor::on_propose, &PartitionActor::on_read, &PartitionActor::on_status,
                   &PartitionActor::on_add_replica, &PartitionActor::on_remove_replica, &PartitionActor::on_transfer,
-                  &PartitionActor::on_persisted, &PartitionActor::on_checkpointed);
+                  &PartitionActor::on_persisted, &PartitionActor::on_checkpointed, &PartitionActor::on_leader_down);
   }
 
   // --- recovery -----------------------------------------------------------------------------
@@ -252,6 +260,7 @@ class PartitionActor {
     raft.check_quorum = config_.check_quorum;
     raft.max_inflight = config_.max_inflight;
     raft.max_bytes_per_append = config_.max_append_bytes.bytes;
+    raft.quiesce_after_ticks = static_cast<int>(config_.quiesce_after_ticks);
     // Different on every replica and partition, so their election timeouts differ; from the
     // system's clock, so that a simulated cluster's seed replays the same timeouts.
     raft.seed = (partition_ * 0x9E3779B97F4A7C15ull) ^ (node_id_ * 0xC2B2AE3D27D4EB4Full) ^
@@ -263,8 +272,30 @@ class PartitionActor {
   // --- handlers -----------------------------------------------------------------------------
 
   void on_tick(const Tick&) {
+    ++ticks_taken_;
     node_->tick();
     expire(now());
+  }
+
+  /// The liveness actor: the node this replica's leader is on went silent.
+  void on_leader_down(const LeaderDown& down) { node_->report_node_down(down.node); }
+
+  /// Stops the ticks once the Node is quiesced and nothing waits for a deadline or a write (a
+  /// quiesced Node ignores ticks anyway); starts them again when it wakes.
+  void sleep_or_wake() {
+    const bool idle = node_->quiesced() && pending_.empty() && conf_changes_.empty() && reads_asked_.empty() &&
+                      reads_ready_.empty() && transfers_.empty() && jobs_.empty();
+    if (idle == asleep_) return;
+    asleep_ = idle;
+    if (idle) {
+      ticks_->stop();
+      // Local and one per sleep: unbounded, so that a thousand partitions falling asleep at once
+      // are all registered.
+      std::ignore = ctx_.unbounded_send_to(ctx_.group_addr(), WatchLeader{partition_, node_->leader()});
+    } else {
+      ticks_->start(config_.tick);
+      std::ignore = ctx_.unbounded_send_to(ctx_.group_addr(), Unwatch{partition_});
+    }
   }
 
   void on_raft_message(const pr::RaftMessage& message) {
@@ -341,6 +372,8 @@ class PartitionActor {
     status.snapshot_index = snapshot_ ? snapshot_->meta.index : 0;
     status.conf = to_wire(node_->conf());
     status.ready = ready_;
+    status.quiesced = node_->quiesced();
+    status.ticks = ticks_taken_;
     std::move(token).respond(std::move(status));
   }
 
@@ -712,6 +745,9 @@ class PartitionActor {
   std::unique_ptr<rf::Node> node_;  ///< set by recovery, before any handler runs
   bool ready_ = false;
   rf::Role role_ = rf::Role::Follower;
+  std::optional<Interval<Tick>> ticks_;  ///< set once recovered
+  bool asleep_ = false;                  ///< the ticks are stopped (the Node is quiesced)
+  std::uint64_t ticks_taken_ = 0;
 
   rf::HardState queued_;                  ///< the term and vote last queued for the WAL
   std::deque<Job> jobs_;                  ///< Readies not finished, oldest first
@@ -743,6 +779,10 @@ Task<> validator_exec(PartitionContext ctx) {
 Task<> exec(PartitionContext ctx, StateMachineFactory state_machine) {
   if (ctx.key() == kValidatorKey) {
     co_await validator_exec(ctx);
+    co_return;
+  }
+  if (ctx.key() == kLivenessKey) {
+    co_await liveness_exec(ctx);
     co_return;
   }
   PartitionActor actor(ctx, std::move(state_machine));

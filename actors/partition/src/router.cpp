@@ -1,5 +1,7 @@
 #include "router.hpp"
 
+#include "liveness.hpp"
+
 #include <algorithm>
 
 #include <elfin/actors/partition.hpp>
@@ -26,11 +28,12 @@ bool by_partition(const Envelope& e, Out& out) {
 
 Out route(const Envelope& e) {
   if (e.is<ValidateConfig>()) return Out::Unicast(kValidatorKey);
+  if (e.is<WatchLeader>() || e.is<Unwatch>()) return Out::Unicast(kLivenessKey);
   Out out = Out::Default();
   std::ignore = by_partition<pr::RaftMessage>(e, out) || by_partition<pr::Propose>(e, out) ||
                 by_partition<pr::Read>(e, out) || by_partition<pr::GetPartitionStatus>(e, out) ||
                 by_partition<pr::AddReplica>(e, out) || by_partition<pr::RemoveReplica>(e, out) ||
-                by_partition<pr::TransferLeader>(e, out);
+                by_partition<pr::TransferLeader>(e, out) || by_partition<LeaderDown>(e, out);
   return out;
 }
 

@@ -1,6 +1,8 @@
 // The partition group's router: every protocols/raft message goes to the actor of its
 // `partition` (created by the first one). ValidateConfig goes to the actor of `kValidatorKey`,
 // which is no partition: it only checks configs, so a start or reload never creates a partition.
+// The liveness actor (liveness.hpp) has a reserved key too: the pings of its peers reach it as
+// RaftMessages of that partition, the registrations of quiesced partitions by their type.
 #pragma once
 
 #include <cstdint>

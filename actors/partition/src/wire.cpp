@@ -77,6 +77,7 @@ pr::RaftMessage to_wire(pr::PartitionId partition, const rf::Message& m) {
   out.reject_hint = m.reject_hint;
   if (m.snapshot) out.snapshot = to_wire(*m.snapshot);
   out.context = m.context;
+  out.quiesce = m.quiesce;
   return out;
 }
 
@@ -101,6 +102,7 @@ std::optional<rf::Message> from_wire(const pr::RaftMessage& m) {
   out.reject_hint = m.reject_hint;
   if (m.snapshot) out.snapshot = from_wire(*m.snapshot);
   out.context = m.context;
+  out.quiesce = m.quiesce;
   return out;
 }
 

@@ -92,6 +92,9 @@ void Core::send(Message&& m) {
 }
 
 void Core::tick() {
+  if (quiesced_) {
+    return;
+  }
   ++ticks_;
   if (role_ == Role::Leader) {
     tick_leader();

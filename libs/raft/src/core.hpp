@@ -40,6 +40,9 @@ class Core {
   void compact(Index index);
   void report_unreachable(NodeId node);
   void report_snapshot(NodeId node, bool ok);
+  void report_node_down(NodeId node);
+  void wake() { wake_up(); }
+  [[nodiscard]] bool quiesced() const noexcept { return quiesced_; }
   [[nodiscard]] bool has_ready() const;
   Ready ready();
   void advance(std::uint64_t ready_id);
@@ -99,7 +102,7 @@ class Core {
   bool send_snapshot(NodeId to, Progress& pr);
   void fill_window(NodeId to, Progress& pr);
   void bcast_append(bool allow_empty);
-  void bcast_heartbeat(const Bytes& context);
+  void bcast_heartbeat(const Bytes& context, bool quiesce = false);
   bool maybe_commit();
   void on_leader_commit(Index previous);
   [[nodiscard]] Progress* progress(NodeId id);
@@ -112,6 +115,17 @@ class Core {
   [[nodiscard]] bool lease_valid() const;
   void handle_read_index(const Message& m);
   void handle_read_index_response(const Message& m);
+
+  // quiescence.cpp
+  void note_activity();
+  void wake_up();
+  [[nodiscard]] bool can_quiesce() const;
+  void maybe_quiesce();
+  /// A follower asked to quiesce by its leader: whether it did (it answers either way).
+  bool accept_quiesce(const Message& m);
+  [[nodiscard]] static bool is_quiesce_handshake(const Message& m) noexcept {
+    return m.quiesce && (m.type == MessageType::Heartbeat || m.type == MessageType::HeartbeatResponse);
+  }
 
   // membership.cpp
   void apply_conf_entry(const Entry& entry);
@@ -149,6 +163,9 @@ class Core {
   int deferred_append_ = 0;
   std::uint64_t uncommitted_bytes_ = 0;
   ReadOnly read_only_;
+  bool quiesced_ = false;
+  int idle_ticks_ = 0;                // leader: ticks since the last activity
+  std::uint64_t activity_stamp_ = 0;  // leader: ticks_ at the last activity (older acks are stale)
 
   // Output, handed out by ready().
   std::vector<Message> messages_;

@@ -26,6 +26,7 @@ void Core::tick_election() {
 }
 
 void Core::tick_leader() {
+  idle_ticks_ = std::min(idle_ticks_ + 1, config_.quiesce_after_ticks + 1);
   ++heartbeat_elapsed_;
   ++election_elapsed_;
   if (election_elapsed_ >= config_.election_tick) {
@@ -46,7 +47,9 @@ void Core::tick_leader() {
   }
   if (heartbeat_elapsed_ >= config_.heartbeat_tick) {
     heartbeat_elapsed_ = 0;
-    bcast_heartbeat(read_only_.last_context());
+    // Idle and caught up everywhere: the heartbeat asks the followers to quiesce.
+    bcast_heartbeat(read_only_.last_context(), can_quiesce());
+    maybe_quiesce();  // a lone voter quiesces at once
   }
 }
 
@@ -75,6 +78,7 @@ void Core::become_follower(Term term, NodeId leader) {
     vote_ = 0;
   }
   role_ = Role::Follower;
+  quiesced_ = false;
   leader_ = leader;
   transferee_ = 0;
   votes_.clear();
@@ -82,6 +86,7 @@ void Core::become_follower(Term term, NodeId leader) {
 }
 
 void Core::become_pre_candidate() {
+  quiesced_ = false;
   role_ = Role::PreCandidate;
   leader_ = 0;
   votes_.clear();
@@ -90,6 +95,7 @@ void Core::become_pre_candidate() {
 }
 
 void Core::become_candidate() {
+  quiesced_ = false;
   ++term_;
   vote_ = config_.id;
   role_ = Role::Candidate;
@@ -99,6 +105,7 @@ void Core::become_candidate() {
 }
 
 void Core::become_leader() {
+  quiesced_ = false;
   role_ = Role::Leader;
   leader_ = config_.id;
   transferee_ = 0;
@@ -107,6 +114,8 @@ void Core::become_leader() {
   votes_.clear();
   heartbeat_elapsed_ = 0;
   election_elapsed_ = 0;
+  idle_ticks_ = 0;
+  activity_stamp_ = ticks_;
   uncommitted_bytes_ = 0;
   progress_.clear();
   sync_progress();

@@ -10,6 +10,7 @@ ProposeResult Core::propose(Bytes data) {
   if (role_ != Role::Leader) {
     return ProposeRejected{ProposeError::NotLeader, leader_};
   }
+  note_activity();
   if (transferee_ != 0) {
     return ProposeRejected{ProposeError::Dropped, leader_};
   }
@@ -30,6 +31,7 @@ ProposeResult Core::propose_conf_change(ConfChange change) {
   if (role_ != Role::Leader) {
     return ProposeRejected{ProposeError::NotLeader, leader_};
   }
+  note_activity();
   // One change at a time, and none before this leader committed an entry of its term: a change
   // appended by an earlier leader may still commit (the single-server-change bug).
   if (transferee_ != 0 || pending_conf_index_ > applied_ || !committed_in_term()) {
@@ -116,6 +118,7 @@ void Core::transfer_leadership(NodeId to) {
   if (role_ != Role::Leader || to == config_.id || !conf_.is_voter(to) || to == transferee_) {
     return;
   }
+  note_activity();
   transferee_ = to;
   transfer_elapsed_ = 0;
   timeout_now_sent_ = false;

@@ -23,6 +23,9 @@ void Node::transfer_leadership(NodeId to) { core_->transfer_leadership(to); }
 void Node::compact(Index index) { core_->compact(index); }
 void Node::report_unreachable(NodeId node) { core_->report_unreachable(node); }
 void Node::report_snapshot(NodeId node, bool ok) { core_->report_snapshot(node, ok); }
+void Node::report_node_down(NodeId node) { core_->report_node_down(node); }
+void Node::wake() { core_->wake(); }
+bool Node::quiesced() const noexcept { return core_->quiesced(); }
 bool Node::has_ready() const { return core_->has_ready(); }
 Ready Node::ready() { return core_->ready(); }
 void Node::advance(std::uint64_t ready_id) { core_->advance(ready_id); }

@@ -32,6 +32,7 @@ struct Progress {
   std::uint64_t lease_stamp = 0;  ///< the latest leader tick stamp this follower echoed
   Index match_at_heartbeat = 0;   ///< `match` at the previous heartbeat response
   bool learner = false;
+  bool quiesced = false;  ///< acknowledged a quiescing heartbeat sent after the last activity
   Inflights inflights;
 
   void become_probe() noexcept;

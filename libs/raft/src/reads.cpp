@@ -10,6 +10,7 @@ namespace elfin::raft::internal {
 
 void Core::read_index(Bytes context) {
   if (role_ == Role::Leader) {
+    note_activity();
     leader_read(std::move(context), config_.id);
   } else if (role_ == Role::Follower && leader_ != 0) {
     Message m;
@@ -105,6 +106,7 @@ bool Core::lease_valid() const {
 
 void Core::handle_read_index(const Message& m) {
   if (role_ == Role::Leader) {
+    note_activity();
     leader_read(m.context, m.from);
     return;
   }

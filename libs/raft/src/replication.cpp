@@ -58,6 +58,10 @@ void Core::handle_heartbeat(const Message& m) {
   response.term = term_;
   response.index = m.index;
   response.context = m.context;
+  if (m.quiesce) {
+    response.quiesce = accept_quiesce(m);
+    response.commit = commit_;
+  }
   send(std::move(response));
 }
 
@@ -166,7 +170,7 @@ void Core::bcast_append(bool allow_empty) {
   }
 }
 
-void Core::bcast_heartbeat(const Bytes& context) {
+void Core::bcast_heartbeat(const Bytes& context, bool quiesce) {
   for (auto& [id, pr] : progress_) {
     Message m;
     m.type = MessageType::Heartbeat;
@@ -176,6 +180,7 @@ void Core::bcast_heartbeat(const Bytes& context) {
     m.commit = std::min(pr.match, commit_);
     m.index = ticks_;  // echoed: the lease counts from when a quorum-acknowledged round was sent
     m.context = context;
+    m.quiesce = quiesce;
     send(std::move(m));
   }
 }
@@ -255,6 +260,10 @@ void Core::handle_heartbeat_response(const Message& m) {
     for (ReadRequest& read : read_only_.ack(m.context, m.from, config_.id, conf_)) {
       answer_read(read.index, std::move(read.context), read.from);
     }
+  }
+  if (m.quiesce && m.index > activity_stamp_ && m.commit == log_.last_index()) {
+    pr->quiesced = true;
+    maybe_quiesce();
   }
 }
 

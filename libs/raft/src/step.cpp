@@ -23,6 +23,9 @@ void Core::step(Message&& m) {
   if (m.from == config_.id || m.from == 0 || (m.to != 0 && m.to != config_.id)) {
     return;  // misrouted
   }
+  if (quiesced_ && !is_quiesce_handshake(m)) {
+    wake_up();  // anything but the handshake itself means the group is not idle
+  }
   // Reads are not part of the term protocol: a stale answer is caught by the heartbeat round.
   if (m.type == MessageType::ReadIndex) {
     handle_read_index(m);

@@ -237,3 +237,38 @@ TEST_CASE("partition actors: partitions elect and replicate independently of eac
       CHECK(values(cluster, n, p) == std::vector<std::string>{fmt::format("{}", p)});
   }
 }
+
+TEST_CASE("partition actors: idle partitions fall asleep over TCP; stopping the node that leads them, they elect anew",
+          "[partition_actors]") {
+  // Asleep, the followers take no tick: only the liveness pings between the nodes (over the same
+  // route as the Raft messages) can tell them that their leader's node is gone.
+  Cluster cluster({.partition_extra = "quiesce_after_ticks = 3"});
+  constexpr std::uint64_t kCount = 6;
+  std::map<std::uint64_t, std::uint16_t> leaders;
+  for (std::uint64_t p = 20; p < 20 + kCount; ++p) {
+    const auto leader = cluster.leader(p);
+    REQUIRE(leader);
+    leaders[p] = *leader;
+    REQUIRE(cluster.propose(*leader, p, put("k", fmt::format("v{}", p))));
+  }
+  const auto asleep = [&] {
+    for (auto n : cluster.node_numbers()) {
+      if (!cluster.running(n)) continue;
+      for (const auto& [p, leader] : leaders) {
+        auto s = cluster.status(n, p);
+        if (!s || !s->quiesced) return false;
+      }
+    }
+    return true;
+  };
+  REQUIRE(eventually(asleep, 15s));
+  const std::uint16_t victim = leaders.begin()->second;
+  cluster.stop(victim);
+  for (const auto& [p, leader] : leaders) {
+    if (leader != victim) continue;
+    const auto next = cluster.leader(p, 15s);
+    REQUIRE(next);
+    CHECK(*next != victim);
+    CHECK(cluster.propose(*next, p, put("k", "after")));
+  }
+}

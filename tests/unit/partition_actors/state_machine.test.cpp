@@ -123,6 +123,7 @@ TEST_CASE("partition actors: a Raft message keeps every field through msgpack an
   m.commit = 10;
   m.snapshot = snapshot_at(5, "five");
   m.context = {9, 9};
+  m.quiesce = true;
   msgpack::sbuffer buffer;
   msgpack::pack(buffer, m);
   auto decoded = msgpack::unpack(buffer.data(), buffer.size()).get().as<pr::RaftMessage>();
@@ -132,6 +133,7 @@ TEST_CASE("partition actors: a Raft message keeps every field through msgpack an
   CHECK(decoded.snapshot == m.snapshot);
   CHECK(decoded.context == m.context);
   CHECK(decoded.commit == 10);
+  CHECK(decoded.quiesce);
 
   // A newer peer's message type decodes to Unknown (and is dropped by the actor), not an error.
   msgpack::sbuffer newer;
@@ -153,4 +155,5 @@ TEST_CASE("partition actors: a Raft message keeps every field through msgpack an
   packer.pack(0);
   auto unknown = msgpack::unpack(newer.data(), newer.size()).get().as<pr::RaftMessage>();
   CHECK(unknown.type == pr::MessageType::Unknown);
+  CHECK_FALSE(unknown.quiesce);  // a peer without quiescence never asks for it
 }

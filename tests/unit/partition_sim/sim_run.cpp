@@ -104,6 +104,7 @@ nodes = [1, 2, 3]
 tick = "10ms"
 election_ticks = 10
 heartbeat_ticks = 1
+quiesce_after_ticks = 3
 snapshot_dir = "{}-snapshots"
 snapshot_every = 40
 proposal_timeout = "1s"

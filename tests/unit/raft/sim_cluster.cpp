@@ -466,6 +466,20 @@ void Cluster::tick(NodeId id) {
   }
 }
 
+void Cluster::report_liveness() {
+  for (auto& [id, r] : replicas_) {
+    if (!r->node) {
+      continue;
+    }
+    for (const auto& [other, o] : replicas_) {
+      if (other != id && (!o->node || !linked(other, id))) {
+        r->node->report_node_down(other);
+        pump(*r);
+      }
+    }
+  }
+}
+
 void Cluster::tick_all() {
   for (auto& [id, r] : replicas_) {
     if (r->node) {
@@ -490,6 +504,7 @@ void Cluster::run(int steps) {
           pump(*r);
         }
       }
+      report_liveness();
       if ((now_ / static_cast<std::uint64_t>(options_.steps_per_tick)) % 10 == 0) {
         check_logs();
       }

@@ -72,6 +72,9 @@ class Cluster {
   void settle(int max_steps = 2000);
   void tick(NodeId id);
   void tick_all();
+  /// A perfect, instant per-node liveness signal: every live node is told of each node that is
+  /// down or whose link to it is cut (Node::report_node_down). Automatic ticks do this each tick.
+  void report_liveness();
 
   // --- nodes ----------------------------------------------------------------------------------
   [[nodiscard]] Node& node(NodeId id);

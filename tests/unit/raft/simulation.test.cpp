@@ -55,6 +55,8 @@ RunResult simulate(std::uint64_t seed, std::size_t nodes, int ticks) {
   options.faults.max_disk_delay = chance(0.5) ? static_cast<int>(below(6)) : static_cast<int>(below(40));
   // Clocks drift within the bound lease reads are documented to tolerate (config.hpp).
   options.max_clock_drift = chance(0.5) ? 0.1 : 0;
+  // Half the runs quiesce idle groups (Safe reads only; the cluster reports liveness each tick).
+  options.config.quiesce_after_ticks = chance(0.5) ? 1 + static_cast<int>(below(3)) : 0;
   const sim::Faults calm{1, 3, 0, 0, 1};
   const double crash_rate = chance(0.5) ? 0.02 : 0.06;
 

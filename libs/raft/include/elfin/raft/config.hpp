@@ -46,6 +46,10 @@ struct Config {
   std::uint64_t seed = 0;
   /// Lease reads: ticks of margin for clock drift (see above).
   int lease_drift_ticks = 1;
+  /// 0: never quiesce. Otherwise a leader idle for this many ticks (no proposal, read, membership
+  /// change or transfer) whose every replica holds its whole log, committed, asks them to quiesce
+  /// (node.hpp says what quiesced means). Ignored with Lease reads: a lease counts ticks.
+  int quiesce_after_ticks = 0;
 };
 
 }  // namespace elfin::raft

@@ -13,8 +13,11 @@
 //                            rejected Append's index (reject); reject_hint/log_term: where the
 //                            follower suggests retrying and its term there (fast backtracking).
 //   Heartbeat                commit: min(leader commit, follower match); context: a read round;
-//                            index: the leader's tick stamp (echoed, for lease reads).
-//   HeartbeatResponse        context and index echoed.
+//                            index: the leader's tick stamp (echoed, for lease reads);
+//                            quiesce: the leader asks the follower to quiesce (commit is then the
+//                            leader's last index, which the follower is known to hold).
+//   HeartbeatResponse        context and index echoed; quiesce: the follower quiesced, its log
+//                            ending at commit.
 //   InstallSnapshot          snapshot.
 //   TimeoutNow               the receiver campaigns at once (leadership transfer).
 //   ReadIndex                a follower forwards a read; context: the app's context.
@@ -64,6 +67,7 @@ struct Message {
   Index reject_hint = 0;
   std::optional<Snapshot> snapshot;
   Bytes context;
+  bool quiesce = false;
 };
 
 /// The context a Vote carries when a leadership transfer asked for the election.

@@ -8,7 +8,21 @@
 // per-follower in-flight window (probe / replicate / snapshot), fast backtracking on conflicts;
 // durable-before-counted acknowledgements; the Figure 8 commit rule with a no-op per new term;
 // ReadIndex and lease reads (config.hpp states the lease's clock bound); snapshots and log
-// compaction; single-server membership changes with learners; leadership transfer.
+// compaction; single-server membership changes with learners; leadership transfer; quiescence.
+//
+// Quiescence (Config::quiesce_after_ticks): an idle group stops ticking and heartbeating. A leader
+// idle that long, whose followers all hold its whole log and which has committed it, sends a
+// quiescing heartbeat instead of the plain one; a follower whose log ends exactly there quiesces
+// and says so; once every follower said so the leader quiesces too (until then it keeps
+// heartbeating, so a follower that missed the request is never left without heartbeats). A
+// quiesced Node ignores tick() (the application may stop calling it) and sends nothing. It wakes
+// on any proposal, read, membership change or transfer, on any message but the quiescing
+// handshake itself, and on wake(); a waking leader heartbeats at once, which wakes its followers.
+// A lagging or partitioned replica therefore keeps its group awake (its leader cannot quiesce
+// without it), and a replica that restarts wakes the group with its first (pre-)vote. What a
+// quiesced follower cannot see by itself is its leader's death: the application reports it with
+// report_node_down() (from a per-node liveness signal), and the follower then forgets the leader
+// and campaigns within an election timeout. A quiesced follower never campaigns on its own.
 //
 // Thread safety: distinct objects are independent; one object is used by one thread at a time
 // (one actor owns it).
@@ -76,6 +90,14 @@ class Node {
   void report_unreachable(NodeId node);
   /// The InstallSnapshot sent to `node` was delivered (ok) or failed.
   void report_snapshot(NodeId node, bool ok);
+  /// `node`'s process is gone (its liveness signal lapsed). A quiesced follower whose leader is
+  /// there wakes, forgets the leader (so it grants votes) and campaigns after 1 to
+  /// election_tick ticks; ignored otherwise (an awake follower notices by itself).
+  void report_node_down(NodeId node);
+  /// Leaves quiescence (ignored when awake), for application events the Node does not see.
+  void wake();
+  /// Quiesced: tick() does nothing and nothing is sent until something wakes the Node.
+  [[nodiscard]] bool quiesced() const noexcept;
 
   [[nodiscard]] bool has_ready() const;
   [[nodiscard]] Ready ready();

@@ -115,9 +115,10 @@ struct RaftMessage {
   Index reject_hint = 0;
   std::optional<Snapshot> snapshot;  ///< InstallSnapshot
   Bytes context;                     ///< ReadIndex and heartbeat read context
+  bool quiesce = false;              ///< Heartbeat: quiesce; HeartbeatResponse: quiesced
   ELFIN_MESSAGE(raft, RaftMessage, partition, type, from, to, term, log_term, index, ELFIN_DEFAULT(entries),
                 ELFIN_DEFAULT(commit), ELFIN_DEFAULT(reject), ELFIN_DEFAULT(reject_hint), snapshot,
-                ELFIN_DEFAULT(context));
+                ELFIN_DEFAULT(context), ELFIN_DEFAULT(quiesce));
 };
 
 // --- errors ----------------------------------------------------------------------------------
@@ -196,8 +197,11 @@ struct PartitionStatus {
   Index last_index = 0;
   Index snapshot_index = 0;  ///< of the latest snapshot file (0: none)
   ConfState conf;
-  bool ready = false;  ///< recovery finished
-  ELFIN_PART(partition, node, role, term, leader, commit, applied, last_index, snapshot_index, conf, ready);
+  bool ready = false;       ///< recovery finished
+  bool quiesced = false;    ///< idle: this replica takes no ticks and sends nothing until woken
+  std::uint64_t ticks = 0;  ///< Raft ticks this replica's actor took since it started
+  ELFIN_PART(partition, node, role, term, leader, commit, applied, last_index, snapshot_index, conf, ready,
+             ELFIN_DEFAULT(quiesced), ELFIN_DEFAULT(ticks));
 };
 
 /// This replica's status (answered by any replica, recovering or not).

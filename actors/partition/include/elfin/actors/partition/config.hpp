@@ -7,6 +7,10 @@
 //   tick = "100ms"               # one Raft tick
 //   election_ticks = 10          # a follower campaigns after [e, 2e) ticks without a leader
 //   heartbeat_ticks = 1          # a leader heartbeats every this many ticks
+//   quiesce_after_ticks = 10     # an idle partition sleeps after this many ticks without a
+//                                # proposal or read, once every replica holds its whole log: no
+//                                # ticks, no heartbeats until a request or a Raft message wakes it
+//                                # (0: never; see "Idle partitions" in the guide's Replication part)
 //   snapshot_dir = "/var/lib/elfin/snapshots"  # required; a directory per partition inside
 //   snapshot_every = 10000       # a snapshot (and a WAL checkpoint) after this many applied entries
 //   proposal_timeout = "5s"      # a proposal, read or transfer unanswered this long: Timeout
@@ -39,6 +43,7 @@ struct Config {
   std::chrono::milliseconds tick{100};
   std::uint32_t election_ticks = 10;
   std::uint32_t heartbeat_ticks = 1;
+  std::uint32_t quiesce_after_ticks = 10;
   std::string snapshot_dir;
   std::uint64_t snapshot_every = 10000;
   std::chrono::milliseconds proposal_timeout{5000};
@@ -48,7 +53,7 @@ struct Config {
   ByteSize max_append_bytes{1u << 20};
   ByteSize recovery_read_bytes{4u << 20};
   ELFIN_CONFIG(nodes, tick, election_ticks, heartbeat_ticks, snapshot_dir, snapshot_every, proposal_timeout, pre_vote,
-               check_quorum, max_inflight, max_append_bytes, recovery_read_bytes);
+               check_quorum, max_inflight, max_append_bytes, recovery_read_bytes, quiesce_after_ticks);
 };
 
 /// What is wrong with `config`, one line per problem naming the key (and, when `section` knows

@@ -1,0 +1,106 @@
+// The liveness actor (see liveness.hpp).
+#include "liveness.hpp"
+
+#include <chrono>
+#include <map>
+#include <tuple>
+
+#include <elfin/handle.hpp>
+#include <elfin/interval.hpp>
+#include <elfin/logging.hpp>
+#include <elfin/protocols/raft.hpp>
+
+namespace elfin::actors::partition::internal {
+
+namespace {
+
+namespace pr = protocols::raft;
+using Clock = std::chrono::steady_clock;
+
+struct LivenessTick {
+  ELFIN_MESSAGE(partition_actor, LivenessTick);
+  ELFIN_NO_DUMPING;
+};
+
+struct Peer {
+  Clock::time_point heard;
+  bool down = false;
+  std::uint64_t incarnation = 0;  ///< its liveness actor's start stamp (0: not heard yet)
+};
+
+}  // namespace
+
+Task<> liveness_exec(PartitionContext ctx) {
+  const Config config = ctx.config();
+  const std::uint64_t self = ctx.addr().node_no();
+  const auto interval = config.tick * config.heartbeat_ticks;
+  const auto timeout = config.tick * config.election_ticks;
+  // A peer whose stamp changes restarted: the partitions it led are gone even if it never fell
+  // silent for a whole timeout.
+  const auto incarnation = static_cast<std::uint64_t>(ctx.now().time_since_epoch().count()) + 1;
+  std::map<std::uint64_t, Peer> peers;  // every other node: assumed heard from at the start
+  for (std::uint64_t node : config.nodes) {
+    if (node != self) peers[node] = Peer{ctx.now(), false};
+  }
+  std::map<std::uint64_t, std::uint64_t> watching;  // quiesced partition -> its leader's node
+  const auto tell = [&](std::uint64_t partition, std::uint64_t node) {
+    std::ignore = ctx.unbounded_send_to(ctx.group_addr(), LeaderDown{partition, node});
+  };
+  const auto gone = [&](std::uint64_t node) {
+    for (auto it = watching.begin(); it != watching.end();) {
+      if (it->second == node) {
+        tell(it->first, node);
+        it = watching.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  };
+  auto ticks = ctx.attach(Interval(LivenessTick{}));
+  ticks.start(interval);
+  while (auto envelope = co_await ctx.recv()) {
+    co_await handle(
+        *envelope,
+        [&](const LivenessTick&) {
+          const auto now = ctx.now();
+          for (auto& [node, peer] : peers) {
+            pr::RaftMessage ping;
+            ping.partition = kLivenessKey;
+            ping.type = pr::MessageType::Heartbeat;
+            ping.from = self;
+            ping.to = node;
+            ping.index = incarnation;
+            std::ignore = ctx.try_send(std::move(ping));  // not connected: nothing to ping
+            if (peer.down || now - peer.heard < timeout) continue;
+            peer.down = true;
+            log::info("partitions: node {} is silent for {} ms: waking the quiesced partitions it leads", node,
+                      std::chrono::duration_cast<std::chrono::milliseconds>(now - peer.heard).count());
+            gone(node);
+          }
+        },
+        [&](const pr::RaftMessage& ping) {
+          if (ping.to != self) return;
+          auto it = peers.find(ping.from);
+          if (it == peers.end()) return;
+          Peer& peer = it->second;
+          peer.heard = ctx.now();
+          peer.down = false;
+          if (peer.incarnation != 0 && ping.index != peer.incarnation) {
+            log::info("partitions: node {} restarted: waking the quiesced partitions it led", ping.from);
+            gone(ping.from);
+          }
+          peer.incarnation = ping.index;
+        },
+        [&](const WatchLeader& watch) {
+          auto peer = peers.find(watch.leader);
+          if (peer != peers.end() && peer->second.down) {
+            tell(watch.partition, watch.leader);  // quiesced just as its leader's node went silent
+            return;
+          }
+          watching[watch.partition] = watch.leader;
+        },
+        [&](const Unwatch& unwatch) { watching.erase(unwatch.partition); });
+  }
+}
+
+}  // namespace elfin::actors::partition::internal

@@ -1,0 +1,246 @@
+// Quiescence: an idle group stops ticking and heartbeating once every replica holds the whole,
+// committed log; anything but the handshake wakes it; a lagging replica keeps it awake; a
+// quiesced follower campaigns only when told its leader's node is down.
+#include <catch2/catch.hpp>
+
+#include "test_util.hpp"
+
+using namespace elfin::raft;
+using namespace elfin::raft::test;
+
+namespace {
+
+constexpr int kQuiesceAfter = 3;
+
+sim::Options quiet(std::size_t nodes, int quiesce_after = kQuiesceAfter) {
+  sim::Options options = manual(nodes);
+  options.config.quiesce_after_ticks = quiesce_after;
+  return options;
+}
+
+bool all_quiesced(sim::Cluster& cluster) {
+  for (NodeId id : cluster.ids()) {
+    if (cluster.alive(id) && !cluster.node(id).quiesced()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::uint64_t total_sent(const sim::Cluster& cluster) {
+  std::uint64_t n = 0;
+  for (int t = 0; t <= static_cast<int>(MessageType::ReadIndexResponse); ++t) {
+    n += cluster.sent(static_cast<MessageType>(t));
+  }
+  return n;
+}
+
+/// Ticks every node (settling after each tick) until the group quiesces; the ticks it took, or -1.
+int tick_until_quiesced(sim::Cluster& cluster, int max_ticks = 50) {
+  for (int k = 0; k < max_ticks; ++k) {
+    if (all_quiesced(cluster)) {
+      return k;
+    }
+    cluster.tick_all();
+    cluster.settle();
+  }
+  return all_quiesced(cluster) ? max_ticks : -1;
+}
+
+void idle(sim::Cluster& cluster, int ticks) {
+  for (int k = 0; k < ticks; ++k) {
+    cluster.tick_all();
+    cluster.settle();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("an idle group quiesces after quiesce_after_ticks, then ticks do nothing and nothing is sent", "[raft]") {
+  sim::Cluster cluster(quiet(3));
+  const NodeId leader = elect_by_ticks(cluster);
+  REQUIRE(leader != 0);
+  REQUIRE(cluster.propose(leader));
+  cluster.settle();
+  const Term term = cluster.node(leader).term();
+  const int took = tick_until_quiesced(cluster);
+  INFO("ticks until quiesced: " << took);
+  REQUIRE(took >= kQuiesceAfter);
+  CHECK(took <= kQuiesceAfter + 1);  // the idle ticks, then one handshake round within a tick
+  const std::uint64_t sent = total_sent(cluster);
+  idle(cluster, 1000);  // 1000 ticks: 100 election timeouts
+  CHECK(total_sent(cluster) == sent);
+  CHECK(all_quiesced(cluster));
+  for (NodeId id : cluster.ids()) {
+    CHECK(cluster.node(id).term() == term);
+    CHECK(cluster.node(id).leader() == leader);
+    CHECK(cluster.node(id).commit() == cluster.node(leader).last_index());
+  }
+  CHECK(cluster.failure() == "");
+}
+
+TEST_CASE("without quiescence the same idle group heartbeats every tick (what the feature saves)", "[raft]") {
+  sim::Cluster cluster(quiet(3, 0));
+  const NodeId leader = elect_by_ticks(cluster);
+  REQUIRE(leader != 0);
+  const std::uint64_t sent = total_sent(cluster);
+  idle(cluster, 1000);
+  CHECK_FALSE(cluster.node(leader).quiesced());
+  // A heartbeat and a response per follower per tick.
+  CHECK(total_sent(cluster) - sent >= 4000);
+}
+
+TEST_CASE("a lone voter quiesces too", "[raft]") {
+  sim::Cluster cluster(quiet(1));
+  REQUIRE(elect_by_ticks(cluster) == 1);
+  CHECK(tick_until_quiesced(cluster) >= kQuiesceAfter);
+  REQUIRE(cluster.propose(1));
+  CHECK_FALSE(cluster.node(1).quiesced());
+  cluster.settle();
+  CHECK(cluster.applied_index(1) == cluster.node(1).last_index());
+}
+
+TEST_CASE("a proposal to a quiesced leader wakes the group and commits in one round, then it quiesces again",
+          "[raft]") {
+  sim::Cluster cluster(quiet(3));
+  const NodeId leader = elect_by_ticks(cluster);
+  REQUIRE(leader != 0);
+  REQUIRE(tick_until_quiesced(cluster) >= 0);
+  auto index = cluster.propose(leader);
+  REQUIRE(index);
+  CHECK_FALSE(cluster.node(leader).quiesced());
+  // No tick needed: the Appends go out at once and the followers wake on them.
+  cluster.settle();
+  for (NodeId id : cluster.ids()) {
+    CHECK_FALSE(cluster.node(id).quiesced());
+    CHECK(cluster.applied_index(id) == *index);
+  }
+  CHECK(cluster.acknowledged().size() == 1);
+  CHECK(tick_until_quiesced(cluster) >= kQuiesceAfter);
+  CHECK(cluster.failure() == "");
+}
+
+TEST_CASE("a read on a quiesced leader wakes it and is answered", "[raft]") {
+  sim::Cluster cluster(quiet(3));
+  const NodeId leader = elect_by_ticks(cluster);
+  REQUIRE(leader != 0);
+  REQUIRE(tick_until_quiesced(cluster) >= 0);
+  cluster.read(leader);
+  cluster.settle();
+  REQUIRE(cluster.reads(leader).size() == 1);
+  CHECK_FALSE(cluster.reads(leader).front().rejected);
+  CHECK(cluster.failure() == "");
+}
+
+TEST_CASE("a quiesced follower never campaigns by itself; told its leader's node is down, it elects a new leader",
+          "[raft]") {
+  sim::Cluster cluster(quiet(3));
+  const NodeId leader = elect_by_ticks(cluster);
+  REQUIRE(leader != 0);
+  REQUIRE(cluster.propose(leader));
+  cluster.settle();
+  REQUIRE(tick_until_quiesced(cluster) >= 0);
+  const Term term = cluster.node(leader).term();
+  cluster.crash(leader);
+  idle(cluster, 500);  // 50 election timeouts: still nothing, as long as nobody reports the death
+  for (NodeId id : cluster.ids()) {
+    if (id == leader) continue;
+    CHECK(cluster.node(id).quiesced());
+    CHECK(cluster.node(id).term() == term);
+  }
+  // The liveness signal: the new leader comes within election_tick ticks (plus the rounds).
+  cluster.report_liveness();
+  int ticks = 0;
+  while (cluster.leader() == 0 && ticks < 100) {
+    cluster.tick_all();
+    cluster.settle();
+    ++ticks;
+  }
+  INFO("ticks to a new leader after the report: " << ticks);
+  CHECK(cluster.leader() != 0);
+  CHECK(ticks <= 10);
+  CHECK(cluster.node(cluster.leader()).term() > term);
+  CHECK(cluster.failure() == "");
+}
+
+TEST_CASE("report_node_down of a node that does not lead, or on an awake follower, changes nothing", "[raft]") {
+  sim::Cluster cluster(quiet(3));
+  const NodeId leader = elect_by_ticks(cluster);
+  REQUIRE(leader != 0);
+  REQUIRE(tick_until_quiesced(cluster) >= 0);
+  const NodeId follower = leader == 1 ? 2 : 1;
+  const NodeId other = 6 - leader - follower;
+  cluster.node(follower).report_node_down(other);
+  CHECK(cluster.node(follower).quiesced());
+  CHECK(cluster.node(follower).leader() == leader);
+  cluster.node(leader).report_node_down(follower);
+  CHECK(cluster.node(leader).quiesced());
+}
+
+TEST_CASE("a cut-off follower keeps its leader awake; healed, it catches up and then the group quiesces", "[raft]") {
+  sim::Cluster cluster(quiet(3));
+  const NodeId leader = elect_by_ticks(cluster);
+  REQUIRE(leader != 0);
+  const NodeId lagging = leader == 3 ? 2 : 3;
+  cluster.isolate(lagging);
+  for (int k = 0; k < 5; ++k) REQUIRE(cluster.propose(leader));
+  cluster.settle();
+  idle(cluster, 30);
+  // The leader never quiesces without it (it keeps heartbeating, the follower keeps campaigning).
+  CHECK_FALSE(cluster.node(leader).quiesced());
+  CHECK(cluster.applied_index(lagging) < cluster.node(leader).last_index());
+  cluster.heal();
+  int ticks = 0;
+  while (!all_quiesced(cluster) && ticks < 100) {
+    cluster.tick_all();
+    cluster.settle();
+    ++ticks;
+  }
+  INFO("ticks after the heal: " << ticks);
+  CHECK(all_quiesced(cluster));
+  const NodeId now_leading = cluster.leader();
+  REQUIRE(now_leading != 0);
+  for (NodeId id : cluster.ids()) CHECK(cluster.applied_index(id) == cluster.node(now_leading).last_index());
+  CHECK(cluster.failure() == "");
+}
+
+TEST_CASE("a follower that misses the quiescing heartbeats keeps the leader heartbeating", "[raft]") {
+  sim::Cluster cluster(quiet(3));
+  const NodeId leader = elect_by_ticks(cluster);
+  REQUIRE(leader != 0);
+  const NodeId deaf = leader == 3 ? 2 : 3;
+  cluster.set_filter([&](const Message& m) { return m.quiesce && m.to == deaf; });
+  const std::uint64_t heartbeats = cluster.sent(MessageType::Heartbeat);
+  const Term term = cluster.node(leader).term();
+  idle(cluster, 20);
+  CHECK_FALSE(cluster.node(leader).quiesced());
+  CHECK_FALSE(cluster.node(deaf).quiesced());
+  CHECK(cluster.sent(MessageType::Heartbeat) - heartbeats >= 2 * 20);
+  // It hears no heartbeat at all and pre-votes, but the leader stays (pre-vote, stickiness).
+  CHECK(cluster.node(leader).role() == Role::Leader);
+  CHECK(cluster.node(leader).term() == term);
+  cluster.set_filter(nullptr);
+  CHECK(tick_until_quiesced(cluster) >= 0);
+}
+
+TEST_CASE("a restarted follower wakes a quiesced group with its pre-vote and rejoins the same leader", "[raft]") {
+  sim::Cluster cluster(quiet(3));
+  const NodeId leader = elect_by_ticks(cluster);
+  REQUIRE(leader != 0);
+  REQUIRE(tick_until_quiesced(cluster) >= 0);
+  const Term term = cluster.node(leader).term();
+  const NodeId follower = leader == 3 ? 2 : 3;
+  cluster.crash(follower);
+  cluster.restart(follower);
+  CHECK_FALSE(cluster.node(follower).quiesced());
+  int ticks = 0;
+  while (cluster.node(follower).leader() != leader && ticks < 100) {
+    cluster.tick_all();
+    cluster.settle();
+    ++ticks;
+  }
+  CHECK(cluster.node(follower).leader() == leader);
+  CHECK(cluster.node(leader).term() == term);  // pre-vote: the leader was not disturbed
+  CHECK(tick_until_quiesced(cluster) >= 0);
+  CHECK(cluster.failure() == "");
+}

@@ -56,6 +56,8 @@
 #include <elfin/raft/ready.hpp>
 #include <elfin/stream.hpp>
 
+#include "placement.hpp"
+#include "reconcile.hpp"
 #include "router.hpp"
 #include "wire.hpp"
 
@@ -176,7 +178,7 @@ class PartitionActor {
     return handle(envelope, this, &PartitionActor::on_tick, &PartitionActor::on_raft_message,
                   &PartitionActor::on_propose, &PartitionActor::on_read, &PartitionActor::on_status,
                   &PartitionActor::on_add_replica, &PartitionActor::on_remove_replica, &PartitionActor::on_transfer,
-                  &PartitionActor::on_persisted, &PartitionActor::on_checkpointed);
+                  &PartitionActor::on_persisted, &PartitionActor::on_checkpointed, &PartitionActor::on_placement);
   }
 
   // --- recovery -----------------------------------------------------------------------------
@@ -191,6 +193,13 @@ class PartitionActor {
     machine_ = factory_ ? factory_(partition_) : std::make_unique<KvStateMachine>();
 
     rf::Recovered recovered;
+    if (config_.from_assignment()) {
+      // Where the replicas should be (waits until the group has a table).
+      auto placement = co_await ctx_.request_to(ctx_.group_addr(), GetPlacement{partition_});
+      if (!placement) throw std::runtime_error(fmt::format("partition {}: no placement table", partition_));
+      placement_epoch_ = placement->epoch;
+      targets_ = std::move(placement->replicas);
+    }
     auto loaded = load_latest_snapshot(dir_);
     if (!loaded) throw std::runtime_error(fmt::format("partition {}: {}", partition_, loaded.error()));
     if (const std::optional<pr::Snapshot>& found = loaded.value(); found) {
@@ -200,10 +209,11 @@ class PartitionActor {
       applied_term_ = snapshot_->meta.term;
       recovered.snapshot = snapshot_->meta;
       recovered.conf = snapshot_->meta.conf;
+    } else if (config_.from_assignment()) {
+      // Blank (no voters) until a snapshot says otherwise, or this replica bootstraps (below).
     } else {
       recovered.conf.voters = config_.nodes;
     }
-    recovered.applied = applied_;
 
     // The log after the snapshot, in pieces of `recovery_read_bytes`.
     std::uint64_t from = applied_ + 1;
@@ -239,11 +249,45 @@ class PartitionActor {
       if (got.entries.empty() || got.entries.back().index >= got.last_index) break;
       from = got.entries.back().index + 1;
     }
+    if (config_.from_assignment() && !snapshot_ && recovered.hard_state.term == 0 && recovered.entries.empty() &&
+        owns()) {
+      bootstrap(recovered);
+    }
+    recovered.applied = applied_;
     // A commit index past the log recovered (a snapshot's log was dropped) is capped by the lib.
     log::info("partition {}: recovered term {} vote {} commit {}, {} entries after snapshot {}", partition_,
               recovered.hard_state.term, recovered.hard_state.vote, recovered.hard_state.commit,
               recovered.entries.size(), applied_);
 
+    make_node(std::move(recovered));
+    ready_ = true;
+  }
+
+  /// This node is the partition's owner in the placement table: the one that bootstraps it.
+  [[nodiscard]] bool owns() const { return !targets_.empty() && targets_.front() == node_id_; }
+
+  /// A new partition's first state, on its owner only: a snapshot at index 1 holding the empty
+  /// state machine and the table's replicas as voters, durable before anything else. The other
+  /// replicas start blank (no voters: they never campaign); the leader's log starts after this
+  /// snapshot, so each of them receives it, and the membership with it, before any entry.
+  void bootstrap(rf::Recovered& recovered) {
+    rf::Snapshot first;
+    first.meta.index = 1;
+    first.meta.term = 1;
+    first.meta.conf.voters = targets_;
+    first.data = machine_->snapshot();
+    auto written = write_snapshot(dir_, to_wire(first));
+    if (!written) throw std::runtime_error(fmt::format("partition {}: bootstrap: {}", partition_, written.error()));
+    applied_ = 1;
+    applied_term_ = 1;
+    recovered.snapshot = first.meta;
+    recovered.conf = first.meta.conf;
+    recovered.hard_state.commit = std::max<rf::Index>(recovered.hard_state.commit, 1);
+    snapshot_ = std::move(first);
+    log::info("partition {}: bootstrapped with voters {}", partition_, fmt::join(targets_, ","));
+  }
+
+  void make_node(rf::Recovered recovered) {
     rf::Config raft;
     raft.id = node_id_;
     raft.election_tick = static_cast<int>(config_.election_ticks);
@@ -257,7 +301,6 @@ class PartitionActor {
     raft.seed = (partition_ * 0x9E3779B97F4A7C15ull) ^ (node_id_ * 0xC2B2AE3D27D4EB4Full) ^
                 static_cast<std::uint64_t>(now().time_since_epoch().count());
     node_ = std::make_unique<rf::Node>(raft, std::move(recovered), [this] { return snapshot_; });
-    ready_ = true;
   }
 
   // --- handlers -----------------------------------------------------------------------------
@@ -265,6 +308,58 @@ class PartitionActor {
   void on_tick(const Tick&) {
     node_->tick();
     expire(now());
+    if (config_.from_assignment() && ++reconcile_elapsed_ >= config_.reconcile_ticks) {
+      reconcile_elapsed_ = 0;
+      reconcile();
+    }
+  }
+
+  // --- placement (config placement = "assignment") ------------------------------------------
+
+  void on_placement(const PlacementChanged& changed) {
+    if (!config_.from_assignment() || changed.epoch <= placement_epoch_) return;
+    PlacementOf mine = changed.of(partition_);
+    placement_epoch_ = mine.epoch;
+    targets_ = std::move(mine.replicas);
+    // Owner now of a partition nobody ever started here (no state, no peer ever wrote to it):
+    // bootstrap it, as recovery would have.
+    if (owns() && !snapshot_ && jobs_.empty() && node_->term() == 0 && node_->last_index() == 0) {
+      rf::Recovered recovered;
+      bootstrap(recovered);
+      recovered.applied = applied_;
+      make_node(std::move(recovered));
+    }
+  }
+
+  /// On the leader: one step of the membership toward the placement table (reconcile.hpp).
+  void reconcile() {
+    if (node_->role() != rf::Role::Leader || targets_.empty()) return;
+    const ReconcileStep step = next_step(
+        node_->conf(), targets_, node_id_, [this](rf::NodeId node) { return node_->match(node); }, node_->last_index());
+    using Kind = ReconcileStep::Kind;
+    const auto change = [&](rf::ConfChangeKind kind, std::string_view what) {
+      // Refused while another change is uncommitted or the term has no commit yet: next time.
+      if (node_->propose_conf_change(rf::ConfChange{kind, step.node})) {
+        log::info("partition {}: {} node {} (placement epoch {})", partition_, what, step.node, placement_epoch_);
+      }
+    };
+    switch (step.kind) {
+      case Kind::None:
+        return;
+      case Kind::AddLearner:
+        return change(rf::ConfChangeKind::AddLearner, "adding as a learner");
+      case Kind::Promote:
+        return change(rf::ConfChangeKind::AddVoter, "promoting");
+      case Kind::Remove:
+        return change(rf::ConfChangeKind::RemoveNode, "removing");
+      case Kind::TransferLeader:
+        if (node_->transferee() == 0) {
+          log::info("partition {}: leaving (placement epoch {}): leadership to node {}", partition_, placement_epoch_,
+                    step.node);
+          node_->transfer_leadership(step.node);
+        }
+        return;
+    }
   }
 
   void on_raft_message(const pr::RaftMessage& message) {
@@ -278,7 +373,13 @@ class PartitionActor {
   }
 
   [[nodiscard]] pr::RaftError not_leader() const {
-    return pr::RaftError{pr::RaftErrorKind::NotLeader, partition_, node_->leader(),
+    // A replica that knows no leader (placed by the table: a blank one, or no replica at all)
+    // points at the owner, which bootstraps or leads the partition.
+    rf::NodeId hint = node_->leader();
+    if (hint == 0 && config_.from_assignment() && !targets_.empty() && targets_.front() != node_id_) {
+      hint = targets_.front();
+    }
+    return pr::RaftError{pr::RaftErrorKind::NotLeader, partition_, hint,
                          fmt::format("node {} is not the leader", node_id_)};
   }
 
@@ -315,6 +416,11 @@ class PartitionActor {
   }
 
   void on_read(const pr::Read& read, ResponseToken<pr::Read> token) {
+    if (read.stale && config_.from_assignment() && !snapshot_) {
+      // A blank replica holds nothing yet, not even an old state.
+      std::move(token).respond(Err{not_leader()});
+      return;
+    }
     if (read.stale) {
       std::move(token).respond(pr::ReadResult{partition_, applied_, machine_->query(read.query)});
       return;
@@ -727,6 +833,10 @@ class PartitionActor {
   std::map<std::uint64_t, PendingRead> reads_asked_;   ///< by read id, waiting for their index
   std::multimap<rf::Index, PendingRead> reads_ready_;  ///< by read index, waiting for apply
   std::vector<PendingTransfer> transfers_;
+
+  std::uint64_t placement_epoch_ = 0;  ///< of the table `targets_` comes from
+  std::vector<rf::NodeId> targets_;    ///< placement "assignment": where the replicas should be
+  std::uint32_t reconcile_elapsed_ = 0;
 };
 
 /// The config checker: answers ValidateConfig with the problems `validate` finds (file:line each).
@@ -743,6 +853,10 @@ Task<> validator_exec(PartitionContext ctx) {
 Task<> exec(PartitionContext ctx, StateMachineFactory state_machine) {
   if (ctx.key() == kValidatorKey) {
     co_await validator_exec(ctx);
+    co_return;
+  }
+  if (ctx.key() == kPlacementKey) {
+    co_await placement_exec(ctx);
     co_return;
   }
   PartitionActor actor(ctx, std::move(state_machine));

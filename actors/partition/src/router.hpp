@@ -1,6 +1,7 @@
 // The partition group's router: every protocols/raft message goes to the actor of its
 // `partition` (created by the first one). ValidateConfig goes to the actor of `kValidatorKey`,
 // which is no partition: it only checks configs, so a start or reload never creates a partition.
+// The placement table (raft.Placement) goes to the actor of `kPlacementKey`, likewise no partition.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,9 @@ namespace elfin::actors::partition::internal {
 
 /// The key of the group's config checker (partition ids are shard numbers, below 2^31).
 inline constexpr std::uint64_t kValidatorKey = UINT64_MAX;
+/// The key of the group's placement table (placement.hpp): raft.Placement and GetPlacement go to
+/// it; its PlacementChanged goes to every running actor of the group.
+inline constexpr std::uint64_t kPlacementKey = UINT64_MAX - 1;
 
 [[nodiscard]] MapRouter<std::uint64_t> router();
 

@@ -1,0 +1,59 @@
+#include "placement.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include <elfin/handle.hpp>
+
+namespace elfin::actors::partition::internal {
+
+namespace pr = protocols::raft;
+
+PlacementOf PlacementChanged::of(pr::PartitionId partition) const {
+  PlacementOf out;
+  out.epoch = epoch;
+  if (partition >= first_partition && partition - first_partition < replicas.size()) {
+    out.replicas = distinct(replicas[partition - first_partition]);
+  }
+  return out;
+}
+
+std::vector<pr::NodeId> distinct(std::vector<pr::NodeId> replicas) {
+  std::vector<pr::NodeId> out;
+  for (pr::NodeId node : replicas) {
+    if (node != 0 && std::find(out.begin(), out.end(), node) == out.end()) out.push_back(node);
+  }
+  return out;
+}
+
+Task<> placement_exec(PartitionContext ctx) {
+  std::optional<PlacementChanged> table;
+  std::vector<std::pair<pr::PartitionId, ResponseToken<GetPlacement>>> waiting;
+  while (auto envelope = co_await ctx.recv()) {
+    std::optional<PlacementChanged> newer;
+    co_await handle(
+        *envelope,
+        [&](const pr::Placement& placement) {
+          if (table && placement.epoch <= table->epoch) return;
+          newer = PlacementChanged{placement.epoch, placement.first_partition, placement.replicas};
+        },
+        [&](const GetPlacement& get, ResponseToken<GetPlacement> token) {
+          if (table) {
+            std::move(token).respond(table->of(get.partition));
+          } else {
+            waiting.emplace_back(get.partition, std::move(token));
+          }
+        },
+        [](const PlacementChanged&) {});  // its own broadcast comes back to it
+    if (!newer) continue;
+    table = std::move(*newer);
+    for (auto& [partition, token] : waiting) std::move(token).respond(table->of(partition));
+    waiting.clear();
+    // Unbounded: a busy partition's full mailbox must not hold the table back from the others.
+    std::ignore = ctx.unbounded_send_to(ctx.group_addr(), *table);
+  }
+}
+
+}  // namespace elfin::actors::partition::internal

@@ -152,7 +152,8 @@ int cluster_command(const Args& args, std::FILE* out, std::FILE* err) {
       fmt::print(err, "elfin kv cluster files: {}\n", written.error());
       return 1;
     }
-    fmt::print(out, "wrote pod-1.toml .. pod-{}.toml and their configs into {}\n", options.pods, args.dir);
+    fmt::print(out, "wrote pod-1.toml .. pod-{}.toml{} and their configs into {}\n", options.pods,
+               options.replication_factor != 0 ? " and manager.toml" : "", args.dir);
     return 0;
   }
   if (args.positional[1] == "start") {

@@ -206,8 +206,8 @@ idle_timeout = "5s"
 [sharding.manager]
 shard_function = "jump-xxh64/1:{1}"
 replication_factor = {2}
-rebalance_interval = "2s"
-rebalance_retry_interval = "2s"
+rebalance_interval = "1s"
+rebalance_retry_interval = "1s"
 rebalance_rate = 0.25
 ping_timeout = "1s"
 health_check_interval = "3s"

@@ -199,6 +199,7 @@ class PartitionActor {
       if (!placement) throw std::runtime_error(fmt::format("partition {}: no placement table", partition_));
       placement_epoch_ = placement->epoch;
       targets_ = std::move(placement->replicas);
+      settled_ = placement->settled;
     }
     auto loaded = load_latest_snapshot(dir_);
     if (!loaded) throw std::runtime_error(fmt::format("partition {}: {}", partition_, loaded.error()));
@@ -251,7 +252,11 @@ class PartitionActor {
     }
     if (config_.from_assignment() && !snapshot_ && recovered.hard_state.term == 0 && recovered.entries.empty() &&
         owns()) {
-      bootstrap(recovered);
+      if (settled_) {
+        bootstrap(recovered);
+      } else {
+        defer_bootstrap();
+      }
     }
     recovered.applied = applied_;
     // A commit index past the log recovered (a snapshot's log was dropped) is capped by the lib.
@@ -261,6 +266,26 @@ class PartitionActor {
 
     make_node(std::move(recovered));
     ready_ = true;
+  }
+
+  /// An owner that became owner while this process ran may be a replica an existing group's
+  /// leader has not reached yet (it adds it within `reconcile_ticks`, and its first message
+  /// makes this replica's term non-zero): it waits three election timeouts for that before it
+  /// bootstraps a group of its own.
+  void defer_bootstrap() {
+    if (bootstrap_in_ == 0) bootstrap_in_ = 3 * config_.election_ticks + config_.reconcile_ticks;
+  }
+
+  /// Still an owner with nothing: nobody came, so the partition is new.
+  [[nodiscard]] bool may_bootstrap_now() const {
+    return owns() && !snapshot_ && jobs_.empty() && node_->term() == 0 && node_->last_index() == 0;
+  }
+
+  void bootstrap_now() {
+    rf::Recovered recovered;
+    bootstrap(recovered);
+    recovered.applied = applied_;
+    make_node(std::move(recovered));
   }
 
   /// This node is the partition's owner in the placement table: the one that bootstraps it.
@@ -308,6 +333,7 @@ class PartitionActor {
   void on_tick(const Tick&) {
     node_->tick();
     expire(now());
+    if (bootstrap_in_ != 0 && --bootstrap_in_ == 0 && may_bootstrap_now()) bootstrap_now();
     if (config_.from_assignment() && ++reconcile_elapsed_ >= config_.reconcile_ticks) {
       reconcile_elapsed_ = 0;
       reconcile();
@@ -321,13 +347,15 @@ class PartitionActor {
     PlacementOf mine = changed.of(partition_);
     placement_epoch_ = mine.epoch;
     targets_ = std::move(mine.replicas);
+    settled_ = mine.settled;
     // Owner now of a partition nobody ever started here (no state, no peer ever wrote to it):
-    // bootstrap it, as recovery would have.
-    if (owns() && !snapshot_ && jobs_.empty() && node_->term() == 0 && node_->last_index() == 0) {
-      rf::Recovered recovered;
-      bootstrap(recovered);
-      recovered.applied = applied_;
-      make_node(std::move(recovered));
+    // bootstrap it, as recovery would have (after a wait, when the ownership is new).
+    if (may_bootstrap_now()) {
+      if (settled_) {
+        bootstrap_now();
+      } else {
+        defer_bootstrap();
+      }
     }
   }
 
@@ -837,6 +865,8 @@ class PartitionActor {
   std::uint64_t placement_epoch_ = 0;  ///< of the table `targets_` comes from
   std::vector<rf::NodeId> targets_;    ///< placement "assignment": where the replicas should be
   std::uint32_t reconcile_elapsed_ = 0;
+  bool settled_ = false;            ///< this table's owner is the first one named (PlacementOf)
+  std::uint32_t bootstrap_in_ = 0;  ///< ticks until a deferred bootstrap (0: none pending)
 };
 
 /// The config checker: answers ValidateConfig with the problems `validate` finds (file:line each).

@@ -16,6 +16,8 @@ PlacementOf PlacementChanged::of(pr::PartitionId partition) const {
   out.epoch = epoch;
   if (partition >= first_partition && partition - first_partition < replicas.size()) {
     out.replicas = distinct(replicas[partition - first_partition]);
+    const std::size_t i = partition - first_partition;
+    out.settled = !out.replicas.empty() && i < first_owners.size() && first_owners[i] == out.replicas.front();
   }
   return out;
 }
@@ -37,7 +39,18 @@ Task<> placement_exec(PartitionContext ctx) {
         *envelope,
         [&](const pr::Placement& placement) {
           if (table && placement.epoch <= table->epoch) return;
-          newer = PlacementChanged{placement.epoch, placement.first_partition, placement.replicas};
+          newer = PlacementChanged{placement.epoch, placement.first_partition, placement.replicas, {}};
+          // The first owner each partition had in the tables seen since start, kept.
+          newer->first_owners.resize(placement.replicas.size());
+          for (std::size_t i = 0; i < placement.replicas.size(); ++i) {
+            const std::size_t at = i + placement.first_partition;  // same numbering in every table
+            pr::NodeId first = 0;
+            if (table && at >= table->first_partition && at - table->first_partition < table->first_owners.size()) {
+              first = table->first_owners[at - table->first_partition];
+            }
+            if (first == 0 && !placement.replicas[i].empty()) first = placement.replicas[i].front();
+            newer->first_owners[i] = first;
+          }
         },
         [&](const GetPlacement& get, ResponseToken<GetPlacement> token) {
           if (table) {

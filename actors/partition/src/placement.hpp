@@ -18,11 +18,15 @@
 
 namespace elfin::actors::partition::internal {
 
-/// Where one partition's replicas should be, as of table `epoch` (the owner first).
+/// Where one partition's replicas should be, as of table `epoch` (the owner first). `settled`:
+/// the owner is the one the first table this group received named (or the first one named at
+/// all): not a pod that became owner while this process ran, which may be a replica the leader
+/// of an existing group has not reached yet.
 struct PlacementOf {
   std::uint64_t epoch = 0;
   std::vector<protocols::raft::NodeId> replicas;
-  ELFIN_PART(epoch, replicas);
+  bool settled = false;
+  ELFIN_PART(epoch, replicas, settled);
 };
 
 /// Asked of the table by a recovering partition actor; answered once a table is known.
@@ -36,7 +40,9 @@ struct PlacementChanged {
   std::uint64_t epoch = 0;
   protocols::raft::PartitionId first_partition = 0;
   std::vector<std::vector<protocols::raft::NodeId>> replicas;
-  ELFIN_MESSAGE(partition_actor, PlacementChanged, epoch, first_partition, replicas);
+  /// Per partition from `first_partition`: the first owner any table named (0: none yet).
+  std::vector<protocols::raft::NodeId> first_owners;
+  ELFIN_MESSAGE(partition_actor, PlacementChanged, epoch, first_partition, replicas, first_owners);
   ELFIN_NO_DUMPING;
 
   [[nodiscard]] PlacementOf of(protocols::raft::PartitionId partition) const;

@@ -248,3 +248,37 @@ TEST_CASE("partition actors: AddReplica (learner, then voter), TransferLeader an
     CHECK(read_at_leader(cluster, 0, {4, 2, 3}, fmt::format("k{}", i)) == fmt::format("v{}", i));
   }
 }
+
+TEST_CASE("kv placement: a node that became owner while it ran waits for an existing group before it bootstraps",
+          "[partition_actors]") {
+  Cluster cluster(placed());
+  place(cluster, 1, {{0, {1, 2, 3}}, {1, {1, 2, 3}}});
+  std::uint16_t at = 1;
+  REQUIRE(put_at(cluster, 0, at, "a", "v0"));  // partition 0's group exists on 1, 2, 3
+  // Both change owner to node 4, which holds nothing of either yet.
+  place(cluster, 2, {{0, {4, 2, 3}}, {1, {4, 2, 3}}});
+  // Partition 1 on node 4, started now: blank while it waits (bootstrapping at once would have
+  // made it a voter of a group of its own).
+  auto waiting = cluster.status(4, 1);
+  REQUIRE(waiting);
+  CHECK(waiting->conf.voters.empty());
+
+  // Partition 0: the request reaching node 4 first does not make it bootstrap a second group; the
+  // leader adds it (learner, then voter) and removes node 1, and the old write is there.
+  auto early = cluster.propose(4, 0, put("a", "early"));
+  REQUIRE_FALSE(early);
+  CHECK(early.error().kind == pr::RaftErrorKind::NotLeader);
+  CHECK(membership_is(cluster, 0, {2, 3, 4}));
+  CHECK(read_at_leader(cluster, 0, {2, 3, 4}, "a") == "v0");
+  // Node 4's own replica holds the group's write (not a group of its own).
+  CHECK(eventually([&] {
+    auto stale = cluster.read(4, 0, get("a"), true);
+    return stale && pk::decode_kv_response(stale->response).value == "v0";
+  }));
+
+  // Partition 1, never written: nobody comes, so node 4 bootstraps it after its wait.
+  at = 4;
+  REQUIRE(put_at(cluster, 1, at, "b", "v1"));
+  CHECK(membership_is(cluster, 1, {2, 3, 4}));
+  CHECK_FALSE(has_files(cluster, 1, 1));
+}

@@ -35,12 +35,17 @@
 #include <elfin/protocols/kv.hpp>
 #include <elfin/protocols/kv/command.hpp>
 #include <elfin/protocols/raft.hpp>
+#include <elfin/protocols/sharding/manager_protocol.hpp>
+#include <elfin/protocols/sharding/pod_protocol.hpp>
 #include <elfin/stream.hpp>
+
+#include "replicas.hpp"
 
 namespace elfin::actors::kv::internal {
 
 namespace pk = protocols::kv;
 namespace pr = protocols::raft;
+namespace ps = protocols::sharding;
 
 /// An attempt's outcome (from its stream).
 struct Attempted {
@@ -55,6 +60,17 @@ struct Attempted {
 struct RetryDue {
   std::uint64_t id = 0;
   ELFIN_MESSAGE(kv_front, RetryDue, id);
+};
+/// The manager answered Register (with a manager: [kv] manager = true).
+struct Registered {
+  bool ok = false;
+  protocols::sharding::Assignments assignments;
+  std::string error;
+  ELFIN_MESSAGE(kv_front, Registered, ok, assignments, error);
+};
+/// Time to register again.
+struct RegisterDue {
+  ELFIN_MESSAGE(kv_front, RegisterDue);
 };
 /// A peer's ShardRequest was answered.
 struct Served {
@@ -159,6 +175,20 @@ Task<Served> serve(FrontContext ctx, pk::ShardRequest request, ResponseToken<pk:
   co_return Served{};
 }
 
+Task<Registered> register_pod(FrontContext ctx, ps::Register request) {
+  auto answer = co_await ctx.request(std::move(request));
+  Registered out;
+  if (!answer) {
+    out.error = fmt::format("the shard manager: {}", to_string(answer.error()));
+  } else if (!*answer) {
+    out.error = fmt::format("the shard manager refused: {}", answer->error().detail);
+  } else {
+    out.ok = true;
+    out.assignments = std::move(answer->value().assignments);
+  }
+  co_return out;
+}
+
 using Token = std::variant<ResponseToken<pk::Put>, ResponseToken<pk::Get>, ResponseToken<pk::Delete>,
                            ResponseToken<pk::Cas>, ResponseToken<pk::DeleteIfVersion>>;
 
@@ -203,6 +233,7 @@ class Front {
       if (!envelope) co_return;
       co_await handle(*envelope, this, &Front::on_validate);
     }
+    if (ctx_.config().manager) register_now();
     while (auto envelope = co_await ctx_.recv()) co_await dispatch(*envelope);
   }
 
@@ -210,7 +241,8 @@ class Front {
   detail::HandleAwaitable dispatch(Envelope& envelope) {
     return handle(envelope, this, &Front::on_put, &Front::on_get, &Front::on_delete, &Front::on_cas,
                   &Front::on_delete_if_version, &Front::on_scan, &Front::on_shard_request, &Front::on_attempted,
-                  &Front::on_retry, &Front::on_served, &Front::on_validate);
+                  &Front::on_retry, &Front::on_served, &Front::on_validate, &Front::on_ping, &Front::on_assign,
+                  &Front::on_unassign, &Front::on_assignments, &Front::on_registered, &Front::on_register_due);
   }
 
   /// A start or a reload is refused with the problems `validate` finds, each with its file:line.
@@ -312,22 +344,37 @@ class Front {
 
   // --- attempts -----------------------------------------------------------------------------
 
-  [[nodiscard]] bool is_replica(std::uint16_t node) const {
-    const auto& nodes = ctx_.config().nodes;
+  /// The replicas of `shard`: the assignment's (the owner first) with a manager, else `nodes`.
+  [[nodiscard]] const std::vector<std::uint16_t>& replicas(pk::ShardId shard) const {
+    if (ctx_.config().manager) return placed_.of(static_cast<std::uint32_t>(shard));
+    return ctx_.config().nodes;
+  }
+
+  [[nodiscard]] bool is_replica(pk::ShardId shard, std::uint16_t node) const {
+    const auto& nodes = replicas(shard);
     return std::find(nodes.begin(), nodes.end(), node) != nodes.end();
   }
 
   /// Where to send the first attempt: a stale read to this node's replica; otherwise the cached
-  /// leader, else this node, else the first replica.
+  /// leader, else this node, else the first replica (the owner, with a manager). 0: the shard has
+  /// no replica now (placed nowhere, or no assignment yet): retried later.
   [[nodiscard]] std::uint16_t first_target(const Op& op) const {
     if (op.mode != pk::ShardMode::StaleRead) {
-      if (auto it = leaders_.find(op.shard); it != leaders_.end()) return it->second;
+      if (auto it = leaders_.find(op.shard); it != leaders_.end() && is_replica(op.shard, it->second)) {
+        return it->second;
+      }
     }
-    return is_replica(self_) ? self_ : ctx_.config().nodes.front();
+    const auto& nodes = replicas(op.shard);
+    if (nodes.empty()) return 0;
+    if (!ctx_.config().manager || op.mode == pk::ShardMode::StaleRead) {
+      if (is_replica(op.shard, self_)) return self_;
+    }
+    return nodes.front();
   }
 
-  [[nodiscard]] std::uint16_t next_node(std::uint16_t after) const {
-    const auto& nodes = ctx_.config().nodes;
+  [[nodiscard]] std::uint16_t next_node(pk::ShardId shard, std::uint16_t after) const {
+    const auto& nodes = replicas(shard);
+    if (nodes.empty()) return 0;
     auto it = std::find(nodes.begin(), nodes.end(), after);
     if (it == nodes.end() || ++it == nodes.end()) return nodes.front();
     return *it;
@@ -345,6 +392,13 @@ class Front {
   void attempt(std::uint64_t id) {
     Op& op = ops_.at(id);
     ++op.attempts;
+    if (op.target == 0 || !is_replica(op.shard, op.target)) op.target = first_target(op);
+    if (op.target == 0) {
+      // Placed nowhere right now (the manager unassigns before it assigns): wait for the map.
+      op.last_error = fmt::format("shard {} has no replica in the assignment", op.shard);
+      retry_later(ops_.find(id));
+      return;
+    }
     if (op.target == self_) {
       ctx_.attach(Stream::once(attempt_local(ctx_, id, op.shard, op.mode, op.command)));
     } else {
@@ -375,8 +429,8 @@ class Front {
       }
       if (attempted.lost) {
         leaders_.erase(op.shard);
-        op.target = next_node(op.target);
-      } else if (error.leader_hint != 0 && is_replica(static_cast<std::uint16_t>(error.leader_hint))) {
+        op.target = next_node(op.shard, op.target);
+      } else if (error.leader_hint != 0 && is_replica(op.shard, static_cast<std::uint16_t>(error.leader_hint))) {
         op.target = static_cast<std::uint16_t>(error.leader_hint);
       }
       retry_later(it);
@@ -385,7 +439,7 @@ class Front {
     switch (error.kind) {
       case pk::KvErrorKind::NotLeader: {
         const auto hint = static_cast<std::uint16_t>(error.leader_hint);
-        if (hint != 0 && hint != op.target && is_replica(hint)) {
+        if (hint != 0 && hint != op.target && is_replica(op.shard, hint)) {
           op.target = hint;
           leaders_[op.shard] = hint;
           if (now() >= op.deadline) {
@@ -402,12 +456,12 @@ class Front {
           return;
         }
         leaders_.erase(op.shard);
-        op.target = next_node(op.target);
+        op.target = next_node(op.shard, op.target);
         retry_later(it);
         return;
       }
       case pk::KvErrorKind::Unavailable:
-        op.target = next_node(op.target);
+        op.target = next_node(op.shard, op.target);
         retry_later(it);
         return;
       default:
@@ -538,6 +592,66 @@ class Front {
 
   void on_served(const Served&) {}
 
+  // --- the shard manager ([kv] manager = true) ----------------------------------------------
+
+  /// This pod as the manager knows it: named after its node, a new incarnation per start.
+  [[nodiscard]] ps::PodRef pod() const { return ps::PodRef{fmt::format("kv-pod-{}", self_), origin_}; }
+
+  /// Registers (a stream: the manager pings this front before it answers).
+  void register_now() {
+    ps::Register request;
+    request.pod = pod();
+    request.endpoint = ctx_.addr().raw();
+    request.version = "1";
+    request.shard_function = fmt::format("jump-xxh64/1:{}", config().shards);
+    ctx_.attach(Stream::once(register_pod(ctx_, std::move(request))));
+  }
+
+  void on_registered(const Registered& registered) {
+    if (!registered.ok) {
+      log::warn("kv front: registering with the shard manager failed: {}", registered.error);
+      ctx_.attach(Delay(ctx_.config().register_retry, RegisterDue{}));
+      return;
+    }
+    log::info("kv front: registered with the shard manager as {}", pod());
+    take(registered.assignments);
+  }
+
+  void on_register_due(const RegisterDue&) { register_now(); }
+
+  void on_ping(const ps::PingPod&, ResponseToken<ps::PingPod> token) { std::move(token).respond(pod()); }
+
+  /// The assignment is the target: the partitions' leaders move their membership toward it
+  /// (raft.Placement), whatever order the manager's commands arrive in, so these only check who
+  /// they are for.
+  template <class Command>
+  void acknowledge(const Command& command, ResponseToken<Command> token) {
+    if (command.pod != pod()) {
+      std::move(token).respond(Err{ps::ShardingError{
+          ps::ShardingErrorKind::WrongIncarnation, fmt::format("this is {}, not {}", pod(), command.pod), {}}});
+      return;
+    }
+    std::move(token).respond(Unit{});
+  }
+  void on_assign(const ps::AssignShards& assign, ResponseToken<ps::AssignShards> token) {
+    acknowledge(assign, std::move(token));
+  }
+  void on_unassign(const ps::UnassignShards& unassign, ResponseToken<ps::UnassignShards> token) {
+    acknowledge(unassign, std::move(token));
+  }
+
+  void on_assignments(const ps::AssignmentsChanged& changed) { take(changed.assignments); }
+
+  /// A newer assignment: routes by it from now on, and tells this node's partition group.
+  void take(const ps::Assignments& assignments) {
+    if (assignments.epoch <= placed_.epoch()) return;
+    placed_ = ShardReplicas(assignments);
+    // Unbounded: the table is rare and must not wait behind a full mailbox.
+    if (auto sent = ctx_.unbounded_send(placed_.placement()); !sent) {
+      log::warn("kv front: the placement table (epoch {}) did not reach the partitions", placed_.epoch());
+    }
+  }
+
   FrontContext ctx_;
   std::uint16_t self_ = 0;
   std::uint64_t origin_ = 0;    ///< this incarnation's request ids' origin
@@ -546,6 +660,7 @@ class Front {
   std::map<std::uint64_t, Op> ops_;
   std::map<std::uint64_t, ScanJob> scans_;
   std::unordered_map<pk::ShardId, std::uint16_t> leaders_;  ///< the replica that last answered as leader
+  ShardReplicas placed_;                                    ///< with a manager: the newest assignment's
 };
 
 }  // namespace

@@ -63,6 +63,8 @@
 #include <elfin/stream.hpp>
 
 #include "liveness.hpp"
+#include "placement.hpp"
+#include "reconcile.hpp"
 #include "router.hpp"
 #include "wire.hpp"
 
@@ -184,7 +186,8 @@ class PartitionActor {
     return handle(envelope, this, &PartitionActor::on_tick, &PartitionActor::on_raft_message,
                   &PartitionActor::on_propose, &PartitionActor::on_read, &PartitionActor::on_status,
                   &PartitionActor::on_add_replica, &PartitionActor::on_remove_replica, &PartitionActor::on_transfer,
-                  &PartitionActor::on_persisted, &PartitionActor::on_checkpointed, &PartitionActor::on_leader_down);
+                  &PartitionActor::on_persisted, &PartitionActor::on_checkpointed, &PartitionActor::on_leader_down,
+                  &PartitionActor::on_placement);
   }
 
   // --- recovery -----------------------------------------------------------------------------
@@ -199,6 +202,14 @@ class PartitionActor {
     machine_ = factory_ ? factory_(partition_) : std::make_unique<KvStateMachine>();
 
     rf::Recovered recovered;
+    if (config_.from_assignment()) {
+      // Where the replicas should be (waits until the group has a table).
+      auto placement = co_await ctx_.request_to(ctx_.group_addr(), GetPlacement{partition_});
+      if (!placement) throw std::runtime_error(fmt::format("partition {}: no placement table", partition_));
+      placement_epoch_ = placement->epoch;
+      targets_ = std::move(placement->replicas);
+      settled_ = placement->settled;
+    }
     auto loaded = load_latest_snapshot(dir_);
     if (!loaded) throw std::runtime_error(fmt::format("partition {}: {}", partition_, loaded.error()));
     if (const std::optional<pr::Snapshot>& found = loaded.value(); found) {
@@ -208,10 +219,11 @@ class PartitionActor {
       applied_term_ = snapshot_->meta.term;
       recovered.snapshot = snapshot_->meta;
       recovered.conf = snapshot_->meta.conf;
+    } else if (config_.from_assignment()) {
+      // Blank (no voters) until a snapshot says otherwise, or this replica bootstraps (below).
     } else {
       recovered.conf.voters = config_.nodes;
     }
-    recovered.applied = applied_;
 
     // The log after the snapshot, in pieces of `recovery_read_bytes`.
     std::uint64_t from = applied_ + 1;
@@ -247,11 +259,69 @@ class PartitionActor {
       if (got.entries.empty() || got.entries.back().index >= got.last_index) break;
       from = got.entries.back().index + 1;
     }
+    if (config_.from_assignment() && !snapshot_ && recovered.hard_state.term == 0 && recovered.entries.empty() &&
+        owns()) {
+      if (settled_) {
+        bootstrap(recovered);
+      } else {
+        defer_bootstrap();
+      }
+    }
+    recovered.applied = applied_;
     // A commit index past the log recovered (a snapshot's log was dropped) is capped by the lib.
     log::info("partition {}: recovered term {} vote {} commit {}, {} entries after snapshot {}", partition_,
               recovered.hard_state.term, recovered.hard_state.vote, recovered.hard_state.commit,
               recovered.entries.size(), applied_);
 
+    make_node(std::move(recovered));
+    ready_ = true;
+  }
+
+  /// An owner that became owner while this process ran may be a replica an existing group's
+  /// leader has not reached yet (it adds it within `reconcile_ticks`, and its first message
+  /// makes this replica's term non-zero): it waits three election timeouts for that before it
+  /// bootstraps a group of its own.
+  void defer_bootstrap() {
+    if (bootstrap_in_ == 0) bootstrap_in_ = 3 * config_.election_ticks + config_.reconcile_ticks;
+  }
+
+  /// Still an owner with nothing: nobody came, so the partition is new.
+  [[nodiscard]] bool may_bootstrap_now() const {
+    return owns() && !snapshot_ && jobs_.empty() && node_->term() == 0 && node_->last_index() == 0;
+  }
+
+  void bootstrap_now() {
+    rf::Recovered recovered;
+    bootstrap(recovered);
+    recovered.applied = applied_;
+    make_node(std::move(recovered));
+  }
+
+  /// This node is the partition's owner in the placement table: the one that bootstraps it.
+  [[nodiscard]] bool owns() const { return !targets_.empty() && targets_.front() == node_id_; }
+
+  /// A new partition's first state, on its owner only: a snapshot at index 1 holding the empty
+  /// state machine and the table's replicas as voters, durable before anything else. The other
+  /// replicas start blank (no voters: they never campaign); the leader's log starts after this
+  /// snapshot, so each of them receives it, and the membership with it, before any entry.
+  void bootstrap(rf::Recovered& recovered) {
+    rf::Snapshot first;
+    first.meta.index = 1;
+    first.meta.term = 1;
+    first.meta.conf.voters = targets_;
+    first.data = machine_->snapshot();
+    auto written = write_snapshot(dir_, to_wire(first));
+    if (!written) throw std::runtime_error(fmt::format("partition {}: bootstrap: {}", partition_, written.error()));
+    applied_ = 1;
+    applied_term_ = 1;
+    recovered.snapshot = first.meta;
+    recovered.conf = first.meta.conf;
+    recovered.hard_state.commit = std::max<rf::Index>(recovered.hard_state.commit, 1);
+    snapshot_ = std::move(first);
+    log::info("partition {}: bootstrapped with voters {}", partition_, fmt::join(targets_, ","));
+  }
+
+  void make_node(rf::Recovered recovered) {
     rf::Config raft;
     raft.id = node_id_;
     raft.election_tick = static_cast<int>(config_.election_ticks);
@@ -266,7 +336,6 @@ class PartitionActor {
     raft.seed = (partition_ * 0x9E3779B97F4A7C15ull) ^ (node_id_ * 0xC2B2AE3D27D4EB4Full) ^
                 static_cast<std::uint64_t>(now().time_since_epoch().count());
     node_ = std::make_unique<rf::Node>(raft, std::move(recovered), [this] { return snapshot_; });
-    ready_ = true;
   }
 
   // --- handlers -----------------------------------------------------------------------------
@@ -275,16 +344,79 @@ class PartitionActor {
     ++ticks_taken_;
     node_->tick();
     expire(now());
+    if (bootstrap_in_ != 0 && --bootstrap_in_ == 0 && may_bootstrap_now()) bootstrap_now();
+    if (config_.from_assignment() && ++reconcile_elapsed_ >= config_.reconcile_ticks) {
+      reconcile_elapsed_ = 0;
+      reconcile();
+    }
+  }
+
+  // --- placement (config placement = "assignment") ------------------------------------------
+
+  void on_placement(const PlacementChanged& changed) {
+    if (!config_.from_assignment() || changed.epoch <= placement_epoch_) return;
+    PlacementOf mine = changed.of(partition_);
+    placement_epoch_ = mine.epoch;
+    targets_ = std::move(mine.replicas);
+    settled_ = mine.settled;
+    // Owner now of a partition nobody ever started here (no state, no peer ever wrote to it):
+    // bootstrap it, as recovery would have (after a wait, when the ownership is new).
+    if (may_bootstrap_now()) {
+      if (settled_) {
+        bootstrap_now();
+      } else {
+        defer_bootstrap();
+      }
+    }
+  }
+
+  /// On the leader: the next step of the membership toward the placement table (None elsewhere).
+  [[nodiscard]] ReconcileStep reconcile_step() const {
+    if (!config_.from_assignment() || node_->role() != rf::Role::Leader || targets_.empty()) return {};
+    return next_step(
+        node_->conf(), targets_, node_id_, [this](rf::NodeId node) { return node_->match(node); }, node_->last_index());
+  }
+
+  /// On the leader: one step of the membership toward the placement table (reconcile.hpp).
+  void reconcile() {
+    const ReconcileStep step = reconcile_step();
+    using Kind = ReconcileStep::Kind;
+    const auto change = [&](rf::ConfChangeKind kind, std::string_view what) {
+      // Refused while another change is uncommitted or the term has no commit yet: next time.
+      if (node_->propose_conf_change(rf::ConfChange{kind, step.node})) {
+        log::info("partition {}: {} node {} (placement epoch {})", partition_, what, step.node, placement_epoch_);
+      }
+    };
+    switch (step.kind) {
+      case Kind::None:
+        return;
+      case Kind::AddLearner:
+        return change(rf::ConfChangeKind::AddLearner, "adding as a learner");
+      case Kind::Promote:
+        return change(rf::ConfChangeKind::AddVoter, "promoting");
+      case Kind::Remove:
+        return change(rf::ConfChangeKind::RemoveNode, "removing");
+      case Kind::TransferLeader:
+        if (node_->transferee() == 0) {
+          log::info("partition {}: leaving (placement epoch {}): leadership to node {}", partition_, placement_epoch_,
+                    step.node);
+          node_->transfer_leadership(step.node);
+        }
+        return;
+    }
   }
 
   /// The liveness actor: the node this replica's leader is on went silent.
   void on_leader_down(const LeaderDown& down) { node_->report_node_down(down.node); }
 
   /// Stops the ticks once the Node is quiesced and nothing waits for a deadline or a write (a
-  /// quiesced Node ignores ticks anyway); starts them again when it wakes.
+  /// quiesced Node ignores ticks anyway); starts them again when it wakes. A leader with a step
+  /// toward a new placement table left keeps ticking: the steps are taken on ticks, and the
+  /// first one (a membership change) wakes the Node.
   void sleep_or_wake() {
     const bool idle = node_->quiesced() && pending_.empty() && conf_changes_.empty() && reads_asked_.empty() &&
-                      reads_ready_.empty() && transfers_.empty() && jobs_.empty();
+                      reads_ready_.empty() && transfers_.empty() && jobs_.empty() &&
+                      reconcile_step().kind == ReconcileStep::Kind::None;
     if (idle == asleep_) return;
     asleep_ = idle;
     if (idle) {
@@ -309,7 +441,13 @@ class PartitionActor {
   }
 
   [[nodiscard]] pr::RaftError not_leader() const {
-    return pr::RaftError{pr::RaftErrorKind::NotLeader, partition_, node_->leader(),
+    // A replica that knows no leader (placed by the table: a blank one, or no replica at all)
+    // points at the owner, which bootstraps or leads the partition.
+    rf::NodeId hint = node_->leader();
+    if (hint == 0 && config_.from_assignment() && !targets_.empty() && targets_.front() != node_id_) {
+      hint = targets_.front();
+    }
+    return pr::RaftError{pr::RaftErrorKind::NotLeader, partition_, hint,
                          fmt::format("node {} is not the leader", node_id_)};
   }
 
@@ -346,6 +484,11 @@ class PartitionActor {
   }
 
   void on_read(const pr::Read& read, ResponseToken<pr::Read> token) {
+    if (read.stale && config_.from_assignment() && !snapshot_) {
+      // A blank replica holds nothing yet, not even an old state.
+      std::move(token).respond(Err{not_leader()});
+      return;
+    }
     if (read.stale) {
       std::move(token).respond(pr::ReadResult{partition_, applied_, machine_->query(read.query)});
       return;
@@ -763,6 +906,12 @@ class PartitionActor {
   std::map<std::uint64_t, PendingRead> reads_asked_;   ///< by read id, waiting for their index
   std::multimap<rf::Index, PendingRead> reads_ready_;  ///< by read index, waiting for apply
   std::vector<PendingTransfer> transfers_;
+
+  std::uint64_t placement_epoch_ = 0;  ///< of the table `targets_` comes from
+  std::vector<rf::NodeId> targets_;    ///< placement "assignment": where the replicas should be
+  std::uint32_t reconcile_elapsed_ = 0;
+  bool settled_ = false;            ///< this table's owner is the first one named (PlacementOf)
+  std::uint32_t bootstrap_in_ = 0;  ///< ticks until a deferred bootstrap (0: none pending)
 };
 
 /// The config checker: answers ValidateConfig with the problems `validate` finds (file:line each).
@@ -783,6 +932,10 @@ Task<> exec(PartitionContext ctx, StateMachineFactory state_machine) {
   }
   if (ctx.key() == kLivenessKey) {
     co_await liveness_exec(ctx);
+    co_return;
+  }
+  if (ctx.key() == kPlacementKey) {
+    co_await placement_exec(ctx);
     co_return;
   }
   PartitionActor actor(ctx, std::move(state_machine));

@@ -8,7 +8,13 @@ namespace elfin::actors::partition {
 
 std::vector<std::string> validate(const Config& config, const AnyConfig& section) {
   ConfigChecks checks(section);
-  checks.node_numbers("nodes", config.nodes, "the node numbers holding the replicas");
+  if (config.placement != "nodes" && config.placement != "assignment") {
+    checks.add("placement", fmt::format("\"{}\" is neither \"nodes\" nor \"assignment\"", config.placement));
+  }
+  if (!config.from_assignment() || !config.nodes.empty()) {
+    checks.node_numbers("nodes", config.nodes, "the node numbers holding the replicas");
+  }
+  if (config.reconcile_ticks == 0) checks.add("reconcile_ticks", "must be at least 1");
   if (config.snapshot_dir.empty()) checks.add("snapshot_dir", "required (where snapshot files go)");
   if (config.tick < std::chrono::milliseconds{1}) checks.add("tick", "must be at least 1ms");
   if (config.heartbeat_ticks == 0) checks.add("heartbeat_ticks", "must be at least 1");

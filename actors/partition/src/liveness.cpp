@@ -38,10 +38,15 @@ Task<> liveness_exec(PartitionContext ctx) {
   // A peer whose stamp changes restarted: the partitions it led are gone even if it never fell
   // silent for a whole timeout.
   const auto incarnation = static_cast<std::uint64_t>(ctx.now().time_since_epoch().count()) + 1;
-  std::map<std::uint64_t, Peer> peers;  // every other node: assumed heard from at the start
-  for (std::uint64_t node : config.nodes) {
-    if (node != self) peers[node] = Peer{ctx.now(), false};
-  }
+  // Every other node of `nodes`, and (placement "assignment", where `nodes` may be empty) every
+  // node a quiesced partition's leader is on and every node that pings this one: a follower's
+  // pings make its leader's node ping back. A node is assumed heard from when it is added.
+  std::map<std::uint64_t, Peer> peers;
+  const auto add_peer = [&](std::uint64_t node) {
+    if (node == self || node == 0) return peers.end();
+    return peers.try_emplace(node, Peer{ctx.now(), false}).first;
+  };
+  for (std::uint64_t node : config.nodes) add_peer(node);
   std::map<std::uint64_t, std::uint64_t> watching;  // quiesced partition -> its leader's node
   const auto tell = [&](std::uint64_t partition, std::uint64_t node) {
     std::ignore = ctx.unbounded_send_to(ctx.group_addr(), LeaderDown{partition, node});
@@ -80,7 +85,7 @@ Task<> liveness_exec(PartitionContext ctx) {
         },
         [&](const pr::RaftMessage& ping) {
           if (ping.to != self) return;
-          auto it = peers.find(ping.from);
+          auto it = add_peer(ping.from);
           if (it == peers.end()) return;
           Peer& peer = it->second;
           peer.heard = ctx.now();
@@ -92,7 +97,7 @@ Task<> liveness_exec(PartitionContext ctx) {
           peer.incarnation = ping.index;
         },
         [&](const WatchLeader& watch) {
-          auto peer = peers.find(watch.leader);
+          auto peer = add_peer(watch.leader);
           if (peer != peers.end() && peer->second.down) {
             tell(watch.partition, watch.leader);  // quiesced just as its leader's node went silent
             return;

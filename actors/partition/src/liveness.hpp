@@ -1,7 +1,8 @@
 // Node liveness for quiesced partitions. A quiesced follower takes no ticks, so it cannot notice
 // by itself that its leader's node died; instead of a heartbeat per partition, one actor per node
-// (the partition group's key kLivenessKey) pings the same actor on every other node of `nodes`
-// each heartbeat interval (tick × heartbeat_ticks) and declares a node down once nothing came
+// (the partition group's key kLivenessKey) pings the same actor on every other node it knows of
+// (`nodes`, the nodes its quiesced partitions' leaders are on, the nodes that ping it) each
+// heartbeat interval (tick × heartbeat_ticks) and declares a node down once nothing came
 // from it for an election timeout (tick × election_ticks). A partition that quiesces registers
 // its leader here (WatchLeader) and deregisters when it wakes (Unwatch); a node going down is
 // told only to the partitions watching it (LeaderDown), which wake and elect. So an idle node

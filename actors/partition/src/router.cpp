@@ -8,6 +8,8 @@
 #include <elfin/messages.hpp>
 #include <elfin/protocols/raft.hpp>
 
+#include "placement.hpp"
+
 namespace elfin::actors::partition {
 
 namespace internal {
@@ -29,6 +31,8 @@ bool by_partition(const Envelope& e, Out& out) {
 Out route(const Envelope& e) {
   if (e.is<ValidateConfig>()) return Out::Unicast(kValidatorKey);
   if (e.is<WatchLeader>() || e.is<Unwatch>()) return Out::Unicast(kLivenessKey);
+  if (e.is<pr::Placement>() || e.is<GetPlacement>()) return Out::Unicast(kPlacementKey);
+  if (e.is<PlacementChanged>()) return Out::Broadcast();
   Out out = Out::Default();
   std::ignore = by_partition<pr::RaftMessage>(e, out) || by_partition<pr::Propose>(e, out) ||
                 by_partition<pr::Read>(e, out) || by_partition<pr::GetPartitionStatus>(e, out) ||

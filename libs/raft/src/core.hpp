@@ -57,6 +57,12 @@ class Core {
   [[nodiscard]] const RaftLog& log() const noexcept { return log_; }
   [[nodiscard]] const ConfState& conf() const noexcept { return conf_; }
   [[nodiscard]] NodeId transferee() const noexcept { return transferee_; }
+  /// A tracked peer's match index (the leader's view), if tracked.
+  [[nodiscard]] std::optional<Index> match_of(NodeId id) const {
+    auto it = progress_.find(id);
+    if (it == progress_.end()) return std::nullopt;
+    return it->second.match;
+  }
 
  private:
   // A Ready handed out and not yet advanced: what becomes durable with it.

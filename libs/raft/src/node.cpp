@@ -43,5 +43,9 @@ Index Node::persisted_index() const noexcept { return core_->log().persisted(); 
 std::optional<Term> Node::term_at(Index index) const { return core_->log().term(index); }
 const ConfState& Node::conf() const noexcept { return core_->conf(); }
 NodeId Node::transferee() const noexcept { return core_->transferee(); }
+std::optional<Index> Node::match(NodeId node) const {
+  if (core_->role() != Role::Leader) return std::nullopt;
+  return core_->match_of(node);
+}
 
 }  // namespace elfin::raft

@@ -7,6 +7,7 @@ ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::raft::GetPartitionStatus);
 ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::raft::AddReplica);
 ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::raft::RemoveReplica);
 ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::raft::TransferLeader);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::raft::Placement);
 
 namespace elfin::protocols::raft {
 

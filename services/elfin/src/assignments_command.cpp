@@ -25,7 +25,8 @@ const char* const kAssignmentsUsage = R"(usage: elfin shard --assignments --mana
 
 Joins the cluster as a short-lived node, asks the shard manager for its live map and prints it:
 the epoch and shard function, one line per pod (address#incarnation, version, shard count and
-shards), then the unassigned shards.
+shards, and with replication_factor above 1 the number of shards it holds a replica of), then
+the unassigned shards.
 
 options:
   --manager ADDR      the manager node's network address, tcp://HOST:PORT (required)
@@ -121,8 +122,17 @@ void print(std::FILE* out, const protocols::sharding::Assignments& map) {
   fmt::print(out, "epoch {}, {}, {} pods\n", map.epoch, map.shard_function, map.pods.size());
   for (const auto& pod : map.pods) {
     const auto shards = map.shards_of(pod.pod);
-    fmt::print(out, "{}\tv{}\t{} shards\t{}\n", pod.pod, pod.version, shards.size(),
+    fmt::print(out, "{}\tv{}\t{} shards\t{}", pod.pod, pod.version, shards.size(),
                shards.empty() ? "-" : assignment::format_shard_ids(shards));
+    if (map.replication_factor > 1) {
+      // With replicas: how many shards this pod holds a replica of (its owned ones included).
+      std::size_t replicas = 0;
+      for (std::uint32_t i = 0; i < map.owners.size(); ++i) {
+        for (const auto& entry : map.replica_set(map.first_shard + i)) replicas += entry.pod == pod.pod;
+      }
+      fmt::print(out, "\t{} replicas", replicas);
+    }
+    fmt::print(out, "\n");
   }
   std::vector<std::uint32_t> unassigned;
   for (std::size_t i = 0; i < map.owners.size(); ++i) {

@@ -27,12 +27,15 @@ constexpr const char* kUsage = R"(usage: elfin kv <command> [options]
 The KV service (see the guide's KV service chapter).
 
 local cluster (3 pods on loopback, each `elfin run` in the background):
-  cluster start [--dir DIR] [--count N] [--base-port P] [--shards S]
+  cluster start [--dir DIR] [--count N] [--base-port P] [--shards S] [--replication-factor R]
         Write the pods' files into DIR (default ./elfin-kv) and start N pods (default 3), each
         replicating every shard; pod N listens
         on 127.0.0.1:(P + N - 1), P = 9501 by default. Data, logs and pid files stay in DIR.
         --shards: the number of shards keys hash to (default 1024; fixed once data is written).
-  cluster files [--dir DIR] [--count N] [--base-port P] [--shards S] [--data-dir D]
+        --replication-factor: start a shard manager too (node 100 on 127.0.0.1:(P - 1)) that
+        places each shard on R pods and moves replicas when pods join or die; starting again
+        with a larger --count (and the same R) adds pods.
+  cluster files [--dir DIR] [--count N] [--base-port P] [--shards S] [--replication-factor R] [--data-dir D]
         Only write the pods' files (their data under D, default kv-data, relative to where the
         pods run), to start the pods by hand: elfin run DIR/pod-1.toml ...
   cluster stop [--dir DIR]
@@ -68,6 +71,7 @@ struct Args {
   std::uint16_t pod_count = 3;
   std::uint16_t base_port = 9501;
   std::uint32_t shards = 1024;
+  std::uint32_t replication_factor = 0;
   bool stale = false;
   std::optional<std::uint64_t> expect;
   std::optional<std::uint64_t> if_version;
@@ -106,6 +110,8 @@ Result<Args, std::string> parse(const std::vector<std::string_view>& args) {
       ok = options.read(parsed.data_dir);
     } else if (options.is("--shards")) {
       ok = options.read(parsed.shards, 1u, 0x7FFF'FFFFu);
+    } else if (options.is("--replication-factor")) {
+      ok = options.read(parsed.replication_factor, 1u, 64u);
     } else if (options.is("--count")) {
       ok = options.read(parsed.pod_count, std::uint16_t{1}, std::uint16_t{64});
     } else if (options.arg() == "--stale") {
@@ -140,12 +146,14 @@ int cluster_command(const Args& args, std::FILE* out, std::FILE* err) {
   options.pods = args.pod_count;
   options.base_port = args.base_port;
   options.shards = args.shards;
+  options.replication_factor = args.replication_factor;
   if (is("files")) {
     if (auto written = kv::write_cluster_files(options, args.data_dir); !written) {
       fmt::print(err, "elfin kv cluster files: {}\n", written.error());
       return 1;
     }
-    fmt::print(out, "wrote pod-1.toml .. pod-{}.toml and their configs into {}\n", options.pods, args.dir);
+    fmt::print(out, "wrote pod-1.toml .. pod-{}.toml{} and their configs into {}\n", options.pods,
+               options.replication_factor != 0 ? " and manager.toml" : "", args.dir);
     return 0;
   }
   if (args.positional[1] == "start") {

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <system_error>
 #include <thread>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -108,6 +110,64 @@ Result<int, std::string> spawn(const std::string& program, const fs::path& topol
   return static_cast<int>(pid);
 }
 
+/// Waits until `port` listens; an error naming `what` and its log if the process exits first or
+/// the deadline passes.
+Result<void, std::string> await_listening(int pid, bool ours, std::uint16_t port, const std::string& what,
+                                          const fs::path& log, const fs::path& pid_file, Clock::time_point deadline) {
+  while (!listens(port)) {
+    int status = 0;
+    if (ours && ::waitpid(pid, &status, WNOHANG) == pid) {
+      std::error_code ignored;
+      fs::remove(pid_file, ignored);
+      return Err{fmt::format("{} exited at start; {}:\n{}", what, log.string(), log_tail(log))};
+    }
+    if (Clock::now() >= deadline) {
+      return Err{fmt::format("{} does not listen on port {}; see {}", what, port, log.string())};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{20});
+  }
+  return {};
+}
+
+/// Writes the manager's files and starts it (unless it runs), waiting until it listens.
+Result<void, std::string> start_manager(const std::string& program, const fs::path& dir, const ClusterLayout& layout,
+                                        std::chrono::milliseconds timeout) {
+  const fs::path topology = dir / "manager.toml";
+  const fs::path pid_file = dir / "manager.pid";
+  const fs::path log = dir / "manager.log";
+  const auto port = static_cast<std::uint16_t>(layout.base_port - 1);
+  const int running = pid_in(pid_file);
+  if (runs_pod(running, topology)) return {};
+  if (listens(port)) return Err{fmt::format("port {} (the manager's) is taken by another program", port)};
+  for (const auto& [name, text] : {std::pair{topology, manager_topology(layout)},
+                                   std::pair{dir / "manager.config.toml", manager_config(layout)}}) {
+    if (auto written = write_file(name, text); !written) return written;
+  }
+  auto pid = spawn(program, topology, log);
+  if (!pid) return Err{pid.error()};
+  if (auto written = write_file(pid_file, fmt::format("{}\n", *pid)); !written) return written;
+  return await_listening(*pid, true, port, "the shard manager", log, pid_file, Clock::now() + timeout);
+}
+
+/// Stops the process of `pid_file` running `topology` (SIGTERM, SIGKILL at the deadline).
+bool stop_process(const fs::path& pid_file, const fs::path& topology, Clock::time_point deadline) {
+  const int pid = pid_in(pid_file);
+  const bool running = runs_pod(pid, topology);
+  if (running) {
+    ::kill(pid, SIGTERM);
+    while (runs_pod(pid, topology)) {
+      if (Clock::now() >= deadline) {
+        ::kill(pid, SIGKILL);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    }
+  }
+  std::error_code ignored;
+  fs::remove(pid_file, ignored);
+  return running;
+}
+
 }  // namespace
 
 Result<void, std::string> write_cluster_files(const ClusterOptions& options, const std::string& data_dir) {
@@ -119,6 +179,12 @@ Result<void, std::string> write_cluster_files(const ClusterOptions& options, con
   layout.base_port = options.base_port;
   layout.shards = options.shards;
   layout.data_dir = data_dir;
+  layout.replication_factor = options.replication_factor;
+  if (options.replication_factor != 0) {
+    const fs::path dir(options.dir);
+    if (auto written = write_file(dir / "manager.toml", manager_topology(layout)); !written) return written;
+    if (auto written = write_file(dir / "manager.config.toml", manager_config(layout)); !written) return written;
+  }
   for (std::uint16_t n = 1; n <= options.pods; ++n) {
     const fs::path dir(options.dir);
     if (auto written = write_file(dir / fmt::format("pod-{}.toml", n), pod_topology(layout, n)); !written) {
@@ -147,6 +213,14 @@ Result<std::vector<PodProcess>, std::string> start_cluster(const ClusterOptions&
   std::string addresses;
   for (const auto& address : layout.addresses()) addresses += address + "\n";
   if (auto written = write_file(dir / "pods", addresses); !written) return Err{written.error()};
+
+  if (options.replication_factor != 0) {
+    if (options.base_port < 2) return Err{std::string("--base-port must leave room for the manager below it")};
+    layout.replication_factor = options.replication_factor;
+    if (auto started = start_manager(program, dir, layout, options.start_timeout); !started) {
+      return Err{started.error()};
+    }
+  }
 
   std::vector<PodProcess> pods;
   for (std::uint16_t n = 1; n <= options.pods; ++n) {
@@ -228,6 +302,8 @@ Result<std::vector<PodProcess>, std::string> stop_cluster(const ClusterOptions& 
     std::error_code ignored;
     fs::remove(dir / fmt::format("pod-{}.pid", pod.node), ignored);
   }
+  // The manager last: the pods never miss it while they run.
+  if (fs::exists(dir / "manager.pid")) std::ignore = stop_process(dir / "manager.pid", dir / "manager.toml", deadline);
   return stopping;
 }
 

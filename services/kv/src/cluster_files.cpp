@@ -1,18 +1,52 @@
 #include <elfin/kv/cluster_files.hpp>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace elfin::kv {
 
 namespace {
 
-std::string node_list(const ClusterLayout& layout) {
+std::string node_list(std::uint16_t last) {
   std::string out;
-  for (std::uint16_t n = 1; n <= layout.pods; ++n) out += fmt::format("{}{}", n == 1 ? "" : ", ", n);
+  for (std::uint16_t n = 1; n <= last; ++n) out += fmt::format("{}{}", n == 1 ? "" : ", ", n);
   return out;
 }
 
+std::string node_list(const ClusterLayout& layout) { return node_list(layout.pods); }
+
+/// The nodes the pods' remote groups name: with a manager, room for pods added later.
+std::string peer_list(const ClusterLayout& layout) {
+  return node_list(layout.replication_factor == 0 ? layout.pods : std::max(layout.pods, kMaxPods));
+}
+
+/// A pod's topology additions with a manager: the manager's group and the routes to it.
+std::string manager_routes(const ClusterLayout& layout) {
+  if (layout.replication_factor == 0) return "";
+  return fmt::format(R"(
+# The shard manager (node {0}): the front registers this pod and receives the assignment.
+[[remote]]
+name = "sharding.manager"
+nodes = [{0}]
+
+[[routes]]
+from = "kv"
+to = "sharding.manager"
+messages = ["sharding.Register", "sharding.Unregister", "sharding.GetAssignments", "sharding.ReportUnhealthyPod"]
+
+# The assignment, as the partitions' placement table.
+[[routes]]
+from = "kv"
+to = "partitions"
+messages = ["raft.Placement"]
+)",
+                     kManagerNode);
+}
+
 }  // namespace
+
+std::string ClusterLayout::manager_address() const { return fmt::format("tcp://127.0.0.1:{}", base_port - 1); }
 
 std::vector<std::string> ClusterLayout::addresses() const {
   std::vector<std::string> out;
@@ -23,7 +57,7 @@ std::vector<std::string> ClusterLayout::addresses() const {
 std::string pod_topology(const ClusterLayout& layout, std::uint16_t node) {
   return fmt::format(R"(# A KV pod (see the guide's KV service chapter): the KV front takes clients' requests and sends
 # each to its shard's leader among the partition actors, which replicate through Raft and persist
-# through the WAL actors. Every pod holds a replica of every shard.
+# through the WAL actors. {2}
 #   elfin kv cluster start --dir DIR    writes these files for a local cluster and starts it
 
 [node]
@@ -80,8 +114,12 @@ messages = ["raft.Propose", "raft.Read"]
 from = "kv"
 to = "kv.peers"
 messages = ["kv.ShardRequest"]
-)",
-                     node, node_list(layout));
+{3})",
+                     node, peer_list(layout),
+                     layout.replication_factor == 0
+                         ? "Every pod holds a replica of every shard."
+                         : "Each shard lives on the pods the shard manager's assignment names.",
+                     manager_routes(layout));
 }
 
 std::string pod_config(const ClusterLayout& layout, std::uint16_t node) {
@@ -90,7 +128,14 @@ std::string pod_config(const ClusterLayout& layout, std::uint16_t node) {
   for (std::uint16_t n = 1; n <= layout.pods; ++n) {
     if (n != node) peers += fmt::format("{}\"{}\"", peers.empty() ? "" : ", ", addresses[n - 1]);
   }
+  if (layout.replication_factor != 0)
+    peers += fmt::format("{}\"{}\"", peers.empty() ? "" : ", ", layout.manager_address());
   const std::string dir = fmt::format("{}/pod-{}", layout.data_dir, node);
+  const bool manager = layout.replication_factor != 0;
+  const std::string partitions_placement =
+      manager ? std::string("placement = \"assignment\"") : fmt::format("nodes = [{}]", node_list(layout));
+  const std::string kv_placement =
+      manager ? std::string("manager = true") : fmt::format("nodes = [{}]", node_list(layout));
   return fmt::format(R"(# KV pod {0}'s config (see the guide's KV service chapter for every key).
 
 [common.system.logging]
@@ -109,7 +154,7 @@ wal_count = 2
 segment_bytes = "16MiB"
 
 [partitions]
-nodes = [{4}]
+{4}
 tick = "50ms"
 election_ticks = 10
 heartbeat_ticks = 2
@@ -118,13 +163,58 @@ snapshot_every = 10000
 proposal_timeout = "3s"
 
 [kv]
-nodes = [{4}]
+{6}
 shards = {5}
 request_timeout = "5s"
 scan_timeout = "30s"
 retry_interval = "50ms"
 )",
-                     node, addresses[node - 1], peers, dir, node_list(layout), layout.shards);
+                     node, addresses[node - 1], peers, dir, partitions_placement, layout.shards, kv_placement);
+}
+
+std::string manager_topology(const ClusterLayout&) {
+  return fmt::format(R"(# The KV cluster's shard manager: it places each shard on `replication_factor` pods and moves
+# replicas when pods join or leave (see the guide's KV service chapter).
+
+[node]
+no = {}
+name = "kv-manager"
+config = "manager.config.toml"
+
+[[groups]]
+name = "system.network"
+blueprint = "elfin.network"
+
+[[groups]]
+name = "sharding.manager"
+blueprint = "sharding.manager"
+)",
+                     kManagerNode);
+}
+
+std::string manager_config(const ClusterLayout& layout) {
+  return fmt::format(R"(# The KV cluster's shard manager's config (see the guide's Sharding chapter for every key).
+
+[common.system.logging]
+max_level = "Info"
+
+[system.network]
+listen = ["{0}"]
+ping_interval = "1s"
+idle_timeout = "5s"
+
+[sharding.manager]
+shard_function = "jump-xxh64/1:{1}"
+replication_factor = {2}
+rebalance_interval = "1s"
+rebalance_retry_interval = "1s"
+rebalance_rate = 0.25
+ping_timeout = "1s"
+health_check_interval = "3s"
+storage.kind = "file"
+storage.path = "{3}/manager.state"
+)",
+                     layout.manager_address(), layout.shards, layout.replication_factor, layout.data_dir);
 }
 
 }  // namespace elfin::kv

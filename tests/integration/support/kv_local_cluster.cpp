@@ -67,7 +67,9 @@ bool process_gone(int pid) {
 
 KvLocalCluster::KvLocalCluster(KvLocalClusterOptions options) : options_(options) {
   for (int attempt = 0; attempt < 3; ++attempt) {
-    base_port_ = free_base_port(options_.pods);
+    const bool manager = options_.replication_factor != 0;
+    base_port_ = free_base_port(static_cast<std::uint16_t>(options_.pods + options_.spare_pods + (manager ? 1 : 0)));
+    if (manager && base_port_ != 0) ++base_port_;  // the manager listens on the port below pod 1's
     if (base_port_ == 0) {
       started_ = CliRun{-1, {}, "no consecutive free ports"};
       continue;
@@ -84,17 +86,22 @@ KvLocalCluster::~KvLocalCluster() {
 }
 
 std::vector<std::string> KvLocalCluster::start_args() const {
-  return {"kv",
-          "cluster",
-          "start",
-          "--dir",
-          dir(),
-          "--base-port",
-          std::to_string(base_port_),
-          "--count",
-          std::to_string(options_.pods),
-          "--shards",
-          std::to_string(options_.shards)};
+  std::vector<std::string> args{"kv",
+                                "cluster",
+                                "start",
+                                "--dir",
+                                dir(),
+                                "--base-port",
+                                std::to_string(base_port_),
+                                "--count",
+                                std::to_string(options_.pods),
+                                "--shards",
+                                std::to_string(options_.shards)};
+  if (options_.replication_factor != 0) {
+    args.emplace_back("--replication-factor");
+    args.push_back(std::to_string(options_.replication_factor));
+  }
+  return args;
 }
 
 std::vector<std::string> KvLocalCluster::pods() const {
@@ -134,6 +141,19 @@ CliRun KvLocalCluster::stop() {
 }
 
 CliRun KvLocalCluster::start_again() { return elfin_cli(start_args()); }
+
+CliRun KvLocalCluster::add_pod() {
+  if (options_.spare_pods == 0) return CliRun{-1, {}, "no spare port for another pod"};
+  --options_.spare_pods;
+  ++options_.pods;
+  return start_again();
+}
+
+std::string KvLocalCluster::manager_address() const { return fmt::format("tcp://127.0.0.1:{}", base_port_ - 1); }
+
+CliRun KvLocalCluster::assignments() {
+  return elfin_cli({"shard", "--assignments", "--manager", manager_address(), "--timeout", "10"});
+}
 
 CliRun KvLocalCluster::kv(std::vector<std::string> args) {
   args.insert(args.begin(), "kv");

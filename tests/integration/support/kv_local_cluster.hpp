@@ -40,6 +40,11 @@ struct KvLocalClusterOptions {
   /// The fronts' shard count: a scan over every shard creates every shard's Raft group on each
   /// pod, so tests use fewer than the shipped 1024.
   std::uint32_t shards = 128;
+  /// 0: no manager (every pod holds every shard); else `--replication-factor`: a shard manager
+  /// node on the port below pod 1's places each shard on this many pods.
+  std::uint32_t replication_factor = 0;
+  /// Free ports kept after the pods' for pods added later (`add_pod`).
+  std::uint16_t spare_pods = 0;
 };
 
 class KvLocalCluster {
@@ -67,6 +72,11 @@ class KvLocalCluster {
   CliRun stop();
   /// `elfin kv cluster start` on the same directory and ports: starts the pods not running.
   CliRun start_again();
+  /// One pod more (`elfin kv cluster start` with a larger --count; needs a spare port).
+  CliRun add_pod();
+  /// With a manager: its address, and `elfin shard --assignments` asking it.
+  [[nodiscard]] std::string manager_address() const;
+  CliRun assignments();
   /// `elfin kv <args> --dir DIR`.
   CliRun kv(std::vector<std::string> args);
   /// Waits until pod `pod` answers a read through a client connected to it alone (a stale read

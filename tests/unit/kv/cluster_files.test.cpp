@@ -63,3 +63,29 @@ TEST_CASE("kv: a pod's topology mounts the WAL, partition and front groups with 
                                             Catch::Contains("pick: unknown node selector `kv.node`; registered: "
                                                             "partitions.peer"));
 }
+
+TEST_CASE("kv placement: with a replication factor the pods register with a manager node and are placed by it",
+          "[kv]") {
+  elfin::kv::ClusterLayout layout;
+  layout.replication_factor = 3;
+  elfin::BlueprintRegistry registry;
+  elfin::network::register_blueprints(registry);
+  elfin::actors::wal::register_blueprints(registry);
+  elfin::actors::partition::register_blueprints(registry);
+  elfin::actors::kv::register_blueprints(registry);
+  auto file = elfin::parse_topology_file(elfin::kv::pod_topology(layout, 2), "pod-2.toml", registry);
+  if (!file) FAIL(file.error().message());
+  REQUIRE(file->remote_groups.size() == 3);
+  CHECK(file->remote_groups[2].nodes == std::vector<std::uint16_t>{elfin::kv::kManagerNode});
+  // Room for pods added later.
+  CHECK(file->remote_groups[0].nodes.size() == elfin::kv::kMaxPods);
+
+  const std::string config = elfin::kv::pod_config(layout, 2);
+  CHECK_THAT(config, Catch::Contains("placement = \"assignment\"") && Catch::Contains("manager = true") &&
+                         Catch::Contains("\"tcp://127.0.0.1:9500\"") && !Catch::Contains("nodes = ["));
+  const std::string manager = elfin::kv::manager_config(layout);
+  CHECK_THAT(manager, Catch::Contains("listen = [\"tcp://127.0.0.1:9500\"]") &&
+                          Catch::Contains("replication_factor = 3") &&
+                          Catch::Contains("shard_function = \"jump-xxh64/1:1024\""));
+  CHECK_THAT(elfin::kv::manager_topology(layout), Catch::Contains("blueprint = \"sharding.manager\""));
+}

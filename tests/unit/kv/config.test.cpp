@@ -37,6 +37,20 @@ TEST_CASE("kv: config problems name the file, the line and the key", "[kv]") {
   CHECK(kv::validate(kv::Config{.nodes = {1, 2, 3}}).empty());
 }
 
+TEST_CASE("kv placement: with a manager the front needs no nodes; without one it does", "[kv]") {
+  auto section = AnyConfig::from_toml("manager = true\nregister_retry = \"0s\"\n", "pod.toml");
+  REQUIRE(section);
+  auto config = section->decode<kv::Config>();
+  REQUIRE(config);
+  const auto problems = kv::validate(*config, *section);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].starts_with("pod.toml:2: register_retry: must be positive"));
+  kv::Config managed;
+  managed.manager = true;
+  CHECK(kv::validate(managed).empty());
+  CHECK_FALSE(kv::validate(kv::Config{}).empty());
+}
+
 TEST_CASE("kv: a node started with a bad front config fails with the key's file and line", "[kv]") {
   TempDir dir;
   const auto path = dir.write("pod.toml", "[kv]\nnodes = [1]\nshards = 0\n");

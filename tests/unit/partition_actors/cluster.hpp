@@ -203,6 +203,9 @@ proposal_timeout = "3s"
     return topology;
   }
 
+  /// Node `n`'s snapshot directory (a directory per partition inside, once it holds a replica).
+  [[nodiscard]] std::string snapshot_dir(std::uint16_t n) { return dir_.file(fmt::format("node{}/snapshots", n)); }
+
   /// Stops node `n`: its system terminates; its files stay.
   void stop(std::uint16_t n) { nodes_.at(n - 1).reset(); }
 

@@ -36,6 +36,24 @@ TEST_CASE("partition actors: config problems name the file, the line and the key
   CHECK(problems[3] == "pod.toml:3: snapshot_every: must be at least 1");
 }
 
+TEST_CASE("kv placement: placement is \"nodes\" (which needs nodes) or \"assignment\" (which does not)",
+          "[partition_actors]") {
+  auto section =
+      AnyConfig::from_toml("placement = \"anywhere\"\nreconcile_ticks = 0\nsnapshot_dir = \"s\"\n", "pod.toml");
+  REQUIRE(section);
+  auto config = section->decode<pa::Config>();
+  REQUIRE(config);
+  const auto problems = pa::validate(*config, *section);
+  REQUIRE(problems.size() == 3);
+  CHECK(problems[0].starts_with("pod.toml:1: placement: \"anywhere\" is neither"));
+  CHECK(problems[1].starts_with("nodes: required"));
+  CHECK(problems[2] == "pod.toml:2: reconcile_ticks: must be at least 1");
+  pa::Config placed;
+  placed.placement = "assignment";
+  placed.snapshot_dir = "s";
+  CHECK(pa::validate(placed).empty());
+}
+
 TEST_CASE("partition actors: a node started with a bad partitions config fails with the key's file and line",
           "[partition_actors]") {
   TempDir dir;

@@ -13,9 +13,19 @@
 //   [[routes]]  from = "kv"  to = "partitions"  messages = ["raft.Propose", "raft.Read"]
 //   [[routes]]  from = "kv"  to = "kv.peers"  messages = ["kv.ShardRequest"]
 //
-// Replicas: every shard's replicas are the partition group's `nodes` (the same list as this
-// group's `nodes`); a shard's partitions are created by its first request. Which replica leads
-// is learnt from answers and cached per shard.
+// Replicas: without a manager, every shard's replicas are the partition group's `nodes` (the
+// same list as this group's `nodes`). With one (`manager = true`), the front registers its pod
+// with the shard manager (it answers PingPod, AssignShards, UnassignShards and takes
+// AssignmentsChanged), each shard's replicas are the assignment's replica set (a pod's node
+// number is that of its registered endpoint, this front's address), and every newer assignment
+// goes to the partition group as a raft.Placement table:
+//
+//   [[remote]]  name = "sharding.manager"  nodes = [100]
+//   [[routes]]  from = "kv"  to = "sharding.manager"  messages = ["sharding.Register", ...]
+//   [[routes]]  from = "kv"  to = "partitions"  messages = ["raft.Placement"]
+//
+// A shard's partitions are created by its first request (to the owner, which bootstraps it, with
+// a manager). Which replica leads is learnt from answers and cached per shard.
 //
 // Retries and outcomes: a Put, Delete or read whose attempt timed out is retried. Each write
 // carries a request id (KvCommand's origin and sequence) that every attempt proposes again, and the

@@ -15,9 +15,10 @@
 //   partitions.route_to(peers, elfin::filters::messages<elfin::protocols::raft::RaftMessage>());
 //
 // A partition's actor is created by the first message naming it (a client's request or a peer's
-// Raft message). It recovers before it answers anything: the newest snapshot file, then its log
-// and hard state from the WAL. Its state lives in that actor only: no lock is shared between
-// partitions. Writes follow propose -> WAL (durable) -> replicate -> commit -> apply -> answer.
+// Raft message); with `placement = "assignment"` it joins the Raft group only where the group's
+// placement table (raft.Placement) puts it (see elfin/actors/partition/config.hpp). It recovers before it answers
+// anything: the newest snapshot file, then its log and hard state from the WAL. Its state lives in that actor only: no
+// lock is shared between partitions. Writes follow propose -> WAL (durable) -> replicate -> commit -> apply -> answer.
 //
 // In a topology file (the `elfin` command registers both names, see `register_blueprints`):
 //

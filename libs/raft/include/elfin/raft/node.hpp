@@ -122,6 +122,9 @@ class Node {
   [[nodiscard]] const ConfState& conf() const noexcept;
   /// The replica a transfer is handing leadership to (0: none).
   [[nodiscard]] NodeId transferee() const noexcept;
+  /// On a leader: the highest index known replicated on `node` (a voter or learner other than
+  /// this one); nullopt on a follower or for a node the leader does not track.
+  [[nodiscard]] std::optional<Index> match(NodeId node) const;
 
  private:
   std::unique_ptr<internal::Core> core_;

@@ -9,6 +9,9 @@
 //   Read                a query -> ReadResult, linearizable (ReadIndex) unless `stale`
 //   GetPartitionStatus  where this replica stands (role, term, leader, commit, applied)
 //   AddReplica / RemoveReplica / TransferLeader   membership and leadership changes
+//   Placement           where every partition's replicas should be (from the shard manager's
+//                       assignment); a partition group placed by it hosts, bootstraps and moves
+//                       its partitions by this table, see elfin/actors/partition/config.hpp
 //
 // Requests are answered `elfin::Result<T, RaftError>`. A replica that is not the leader answers
 // NotLeader with its best guess of the leader's node (0: unknown): the caller retries there. A
@@ -252,6 +255,24 @@ struct TransferLeader {
   ELFIN_REQUEST(raft, TransferLeader, (elfin::Result<LeaderTransferred, RaftError>), partition, to);
 };
 
+/// Where each partition's replicas should be: per partition from `first_partition`, the node ids
+/// of its replicas, the owner (the replica that bootstraps a new partition) first; an empty list
+/// when the partition is placed nowhere. A newer `epoch` replaces an older table; an older one is
+/// ignored. The KV front sends it to its node's partition group whenever the shard manager's
+/// assignment changes.
+struct Placement {
+  std::uint64_t epoch = 0;
+  PartitionId first_partition = 0;
+  std::vector<std::vector<NodeId>> replicas;
+  ELFIN_MESSAGE(raft, Placement, epoch, first_partition, replicas);
+
+  /// The replicas of `partition`, the owner first (empty: none, or outside the table).
+  [[nodiscard]] std::vector<NodeId> replicas_of(PartitionId partition) const {
+    if (partition < first_partition || partition - first_partition >= replicas.size()) return {};
+    return replicas[partition - first_partition];
+  }
+};
+
 [[nodiscard]] std::string_view to_string(RaftErrorKind kind) noexcept;
 /// "NotLeader (partition 3, leader 2): <detail>".
 [[nodiscard]] std::string to_string(const RaftError& error);
@@ -265,6 +286,7 @@ ELFIN_EXTERN_MESSAGE(elfin::protocols::raft::GetPartitionStatus);
 ELFIN_EXTERN_MESSAGE(elfin::protocols::raft::AddReplica);
 ELFIN_EXTERN_MESSAGE(elfin::protocols::raft::RemoveReplica);
 ELFIN_EXTERN_MESSAGE(elfin::protocols::raft::TransferLeader);
+ELFIN_EXTERN_MESSAGE(elfin::protocols::raft::Placement);
 
 template <>
 struct fmt::formatter<elfin::protocols::raft::RaftError> : fmt::formatter<std::string_view> {

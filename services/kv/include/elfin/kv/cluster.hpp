@@ -9,6 +9,11 @@
 // process to exit (SIGKILL after `stop_timeout`) and removes the pid file. The data stays, so a
 // cluster started again on the same DIR has every acknowledged write.
 //
+// With a replication factor the cluster has a shard manager (DIR/manager.toml, its log
+// DIR/manager.log, pid file DIR/manager.pid, state DIR/manager.state), started before the pods
+// and stopped after them. Starting again with more pods on the same DIR adds pods: the manager
+// gives them their share of the replicas.
+//
 // Thread safety: one call at a time per DIR.
 #pragma once
 
@@ -27,7 +32,10 @@ struct ClusterOptions {
   std::uint16_t pods = 3;
   std::uint16_t base_port = 9501;
   std::uint32_t shards = 1024;  ///< the fronts' `shards` (fixed once data is written)
-  std::string program;          ///< the `elfin` binary to run the pods with ("": this process's own)
+  /// 0: no manager, every pod holds every shard; else a shard manager places each shard on this
+  /// many pods (fixed for a DIR: start it again with the same value).
+  std::uint32_t replication_factor = 0;
+  std::string program;  ///< the `elfin` binary to run the pods with ("": this process's own)
   std::chrono::milliseconds start_timeout{15'000};
   std::chrono::milliseconds stop_timeout{15'000};
 };

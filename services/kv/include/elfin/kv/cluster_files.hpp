@@ -4,6 +4,13 @@
 // its directory; services/kv/pod-N.toml and pod-N.config.toml are the same files for the
 // default layout (data under `kv-data/`, relative to the directory the pods run in).
 //
+// With a replication factor (`replication_factor` above 0) the cluster has a shard manager node
+// too (manager.toml, node 100, listening on base_port - 1) that places each shard on that many
+// pods: every pod's front registers with it, the partitions are placed by its assignment
+// (`[partitions] placement = "assignment"`), and the pods' remote groups name nodes 1..kMaxPods
+// so that a pod added later (a larger `pods`) is reached by the others. Without one (0), every
+// pod holds a replica of every shard, as the shipped files do.
+//
 // Thread safety: pure functions.
 #pragma once
 
@@ -13,19 +20,30 @@
 
 namespace elfin::kv {
 
+/// The node number of a local cluster's shard manager.
+inline constexpr std::uint16_t kManagerNode = 100;
+/// With a manager: the pods' remote groups name nodes 1..kMaxPods.
+inline constexpr std::uint16_t kMaxPods = 16;
+
 struct ClusterLayout {
-  std::uint16_t pods = 3;            ///< node numbers 1..pods, every shard replicated on each
-  std::uint16_t base_port = 9501;    ///< pod N listens on 127.0.0.1:(base_port + N - 1)
-  std::string data_dir = "kv-data";  ///< pod N's WAL and snapshots under <data_dir>/pod-N/
-  std::uint32_t shards = 1024;       ///< the fronts' `shards`
+  std::uint16_t pods = 3;                ///< node numbers 1..pods, every shard replicated on each
+  std::uint32_t replication_factor = 0;  ///< 0: no manager; else the manager's replication_factor
+  std::uint16_t base_port = 9501;        ///< pod N listens on 127.0.0.1:(base_port + N - 1)
+  std::string data_dir = "kv-data";      ///< pod N's WAL and snapshots under <data_dir>/pod-N/
+  std::uint32_t shards = 1024;           ///< the fronts' `shards`
 
   /// "tcp://127.0.0.1:<port>" of every pod, in node order.
   [[nodiscard]] std::vector<std::string> addresses() const;
+  /// The manager's "tcp://127.0.0.1:<base_port - 1>".
+  [[nodiscard]] std::string manager_address() const;
 };
 
 /// pod-<node>.toml: the pod's topology (its config file is pod-<node>.config.toml next to it).
 [[nodiscard]] std::string pod_topology(const ClusterLayout& layout, std::uint16_t node);
 /// pod-<node>.config.toml.
 [[nodiscard]] std::string pod_config(const ClusterLayout& layout, std::uint16_t node);
+/// manager.toml and manager.config.toml (with a replication factor only).
+[[nodiscard]] std::string manager_topology(const ClusterLayout& layout);
+[[nodiscard]] std::string manager_config(const ClusterLayout& layout);
 
 }  // namespace elfin::kv

@@ -2,8 +2,13 @@
 // snapshots go. One section for the group; every partition on the node uses it.
 //
 //   [partitions]
-//   nodes = [1, 2, 3]            # required: the node numbers holding a replica of every
-//                                # partition (Raft node id = node number); this node among them
+//   placement = "nodes"          # "nodes": every partition on every node of `nodes`;
+//                                # "assignment": each partition only on the nodes the shard
+//                                # manager's assignment names (a raft.Placement table, see below)
+//   nodes = [1, 2, 3]            # placement "nodes" (required there): the node numbers holding a
+//                                # replica of every partition (Raft node id = node number)
+//   reconcile_ticks = 10         # placement "assignment": a leader compares its membership with
+//                                # the table every this many ticks and takes one step toward it
 //   tick = "100ms"               # one Raft tick
 //   election_ticks = 10          # a follower campaigns after [e, 2e) ticks without a leader
 //   heartbeat_ticks = 1          # a leader heartbeats every this many ticks
@@ -25,6 +30,16 @@
 // on the peer nodes, whose node selector is `peer_node`; see elfin/actors/partition.hpp).
 // A reload applies the timing and limits to new partition actors; running ones keep theirs.
 //
+// Placement "assignment" (elfin/actors/partition/placement.hpp says how): the group takes a
+// `raft.Placement` table (route it to the group; the KV front sends one per assignment). Raft
+// node id = node number, as with `nodes`. A partition with nothing on disk is bootstrapped only
+// by its owner (the first node of its list), with the list as voters (an owner that became owner
+// while the process ran waits three election timeouts first); other replicas start
+// blank and are filled by the leader (a snapshot carries the membership). A node not in the
+// list keeps nothing on disk and answers NotLeader with the owner as hint. The leader moves the
+// membership toward the list: add a learner, promote it once caught up, hand leadership over
+// if it is leaving, remove the leaving replicas.
+//
 // Thread safety: a plain value type.
 #pragma once
 
@@ -39,7 +54,9 @@
 namespace elfin::actors::partition {
 
 struct Config {
+  std::string placement = "nodes";
   std::vector<std::uint64_t> nodes;
+  std::uint32_t reconcile_ticks = 10;
   std::chrono::milliseconds tick{100};
   std::uint32_t election_ticks = 10;
   std::uint32_t heartbeat_ticks = 1;
@@ -52,8 +69,11 @@ struct Config {
   std::uint64_t max_inflight = 256;
   ByteSize max_append_bytes{1u << 20};
   ByteSize recovery_read_bytes{4u << 20};
-  ELFIN_CONFIG(nodes, tick, election_ticks, heartbeat_ticks, snapshot_dir, snapshot_every, proposal_timeout, pre_vote,
-               check_quorum, max_inflight, max_append_bytes, recovery_read_bytes, quiesce_after_ticks);
+
+  [[nodiscard]] bool from_assignment() const { return placement == "assignment"; }
+  ELFIN_CONFIG(placement, nodes, reconcile_ticks, tick, election_ticks, heartbeat_ticks, snapshot_dir, snapshot_every,
+               proposal_timeout, pre_vote, check_quorum, max_inflight, max_append_bytes, recovery_read_bytes,
+               quiesce_after_ticks);
 };
 
 /// What is wrong with `config`, one line per problem naming the key (and, when `section` knows

@@ -23,11 +23,9 @@
 #include <elfin/task.hpp>
 
 #include "actor.hpp"
+#include "router.hpp"
 
 namespace elfin::actors::partition::internal {
-
-/// The liveness actor's key (partition ids are shard numbers, below 2^31).
-inline constexpr std::uint64_t kLivenessKey = UINT64_MAX - 1;
 
 /// From a partition that quiesced: tell it if node `leader` goes down.
 struct WatchLeader {

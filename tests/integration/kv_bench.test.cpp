@@ -74,7 +74,7 @@ TEST_CASE("kv bench: a mixed Zipf run prints progress lines and a report per kin
   KvLocalCluster cluster({.shards = kShards});
   REQUIRE(cluster.started().code == 0);
   const CliRun mixed = cluster.kv({"bench", "--clients", "2", "--duration", "2", "--mix", "50:40:10", "--zipf", "0.99",
-                                "--keys", "50", "--node", "720"});
+                                   "--keys", "50", "--node", "720"});
   INFO(mixed.out << mixed.err);
   REQUIRE(mixed.code == 0);
   CHECK_THAT(mixed.err, Catch::Contains("[   1.0s]") && Catch::Contains("ops/s"));
@@ -83,7 +83,7 @@ TEST_CASE("kv bench: a mixed Zipf run prints progress lines and a report per kin
                             Catch::Contains("\nput ") && Catch::Contains("\ncas "));
 
   const CliRun paced = cluster.kv({"bench", "--clients", "2", "--duration", "2", "--rate", "50", "--mix", "100:0",
-                                "--keys", "10", "--node", "740", "--json"});
+                                   "--keys", "10", "--node", "740", "--json"});
   INFO(paced.out << paced.err);
   REQUIRE(paced.code == 0);
   const auto report = nlohmann::json::parse(paced.out);

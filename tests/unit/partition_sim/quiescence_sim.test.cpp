@@ -27,6 +27,8 @@
 #include <elfin/protocols/raft.hpp>
 #include <elfin/testing/sim_cluster.hpp>
 
+#include "disk_root.hpp"
+
 namespace {
 
 namespace ap = elfin::actors::partition;
@@ -52,30 +54,7 @@ constexpr Nanos kTick = 10ms;
 constexpr int kElectionTicks = 10;
 constexpr int kQuiesceAfter = 5;
 
-/// The nodes' disks on tmpfs when there is one (the simulated disk models power loss itself).
-class DiskRoot {
- public:
-  DiskRoot() {
-    const std::filesystem::path base = std::filesystem::is_directory("/dev/shm")
-                                           ? std::filesystem::path("/dev/shm")
-                                           : std::filesystem::temp_directory_path();
-    std::string pattern = (base / "elfin-quiescence-sim-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  DiskRoot(const DiskRoot&) = delete;
-  DiskRoot& operator=(const DiskRoot&) = delete;
-  ~DiskRoot() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
-elfin::testing::SimClusterOptions options(const DiskRoot& root, std::uint64_t seed, int quiesce_after,
+elfin::testing::SimClusterOptions options(const psim::DiskRoot& root, std::uint64_t seed, int quiesce_after,
                                           Nanos max_delay) {
   elfin::testing::SimClusterOptions o;
   o.nodes = kNodes;
@@ -199,7 +178,7 @@ class Cluster {
   }
 
  private:
-  DiskRoot root_;
+  psim::DiskRoot root_{"elfin-quiescence-sim"};
   SimCluster sim_;
 };
 

@@ -31,6 +31,7 @@
 #include <elfin/testing/sim_cluster.hpp>
 
 #include "../kv_answer.hpp"
+#include "disk_root.hpp"
 #include "register_map.hpp"
 
 namespace psim {
@@ -52,30 +53,6 @@ constexpr std::uint64_t kKeysPerPartition = 3;
 /// A client gives up on a request after this (virtual) time; the proposal timeout is 1 s, the
 /// front's request timeout 2 s.
 constexpr Nanos kClientTimeout = 3s;
-
-/// A directory for the nodes' disks on tmpfs when there is one: the simulated disk models power
-/// loss itself, so real fdatasyncs would only slow the run down.
-class DiskRoot {
- public:
-  DiskRoot() {
-    const std::filesystem::path base = std::filesystem::is_directory("/dev/shm")
-                                           ? std::filesystem::path("/dev/shm")
-                                           : std::filesystem::temp_directory_path();
-    std::string pattern = (base / "elfin-partition-sim-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  DiskRoot(const DiskRoot&) = delete;
-  DiskRoot& operator=(const DiskRoot&) = delete;
-  ~DiskRoot() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 /// The pods' front: the two partitions are its shards.
 constexpr const char* kFrontConfig = R"(
@@ -663,7 +640,7 @@ class Driver {
 
 RunResult run(const RunOptions& options) {
   RunResult result;
-  DiskRoot root;
+  DiskRoot root("elfin-partition-sim");
   auto applied = std::make_shared<AppliedLog>();
   SimCluster cluster(cluster_options(options.seed, root, options.front),
                      [applied, front = options.front](SimNode& node) { return node_topology(node, applied, front); });
@@ -696,7 +673,7 @@ std::string first_difference(const RunResult& a, const RunResult& b) {
 }
 
 DeadlineProbe probe_front_deadline(std::uint64_t seed) {
-  DiskRoot root;
+  DiskRoot root("elfin-partition-sim");
   auto applied = std::make_shared<AppliedLog>();
   SimCluster cluster(cluster_options(seed, root, true),
                      [applied](SimNode& node) { return node_topology(node, applied, true); });

@@ -20,6 +20,14 @@
 //                    the steady state of idle partitions.
 //   idle_p0          the same three nodes with no partition: their own idle cost, the floor.
 //
+//   elect_awake_p64  64 partitions elected, then the node leading most of them stopped (its system
+//   elect_asleep_p64 terminated, the in-process stand-in for a killed process): for each partition
+//                    it led, the time from the stop until another node reports itself its leader
+//                    (p50 and max over those partitions). Awake: stopped right after the elections;
+//                    asleep: once every replica sleeps, so the followers learn of the loss from the
+//                    per-node liveness pings, not from missed heartbeats. Tick 100 ms, election
+//                    timeout 10 ticks (a follower campaigns 1 to 2 s after its last heartbeat).
+//
 // Clients live on node 1 and reach each partition's leader through a remote group whose node
 // selector reads the leaders found before the run (node 1 itself included), so a proposal goes
 // straight to its leader. Start-up, elections and the first WAL recovery are not timed.
@@ -155,10 +163,24 @@ class Cluster {
 
   elfin::testing::Proxy& node1() { return *nodes_[0]; }
 
+  /// The running node that reports itself leader of partition `p` (0: none).
+  std::uint16_t leader_of(std::uint64_t p) {
+    for (std::uint16_t n = 1; n <= nodes_.size(); ++n) {
+      auto& node = nodes_[n - 1];
+      if (!node) continue;
+      auto status = node->request_fallible(pr::GetPartitionStatus{p}, node->system().group_addr("partitions"));
+      if (status && status->role == pr::Role::Leader) return n;
+    }
+    return 0;
+  }
+  /// Stops node `n`: its system terminates (its peers see the connection close) and is joined.
+  void stop(std::uint16_t n) { nodes_[n - 1].reset(); }
+
   /// Replicas (of `partitions` on the three nodes) that report themselves quiesced.
   std::size_t asleep(std::size_t partitions) {
     std::size_t n = 0;
     for (auto& node : nodes_) {
+      if (!node) continue;
       for (std::uint64_t p = 0; p < partitions; ++p) {
         auto status = node->request_fallible(pr::GetPartitionStatus{p}, node->system().group_addr("partitions"));
         n += status && status->quiesced ? 1 : 0;
@@ -470,6 +492,59 @@ bool idle_case(const elfin_bench::Options& opts, bool settled, std::size_t kPart
   }
 }
 
+/// Time to elect: `partitions` elected (and, `asleep`, left until every replica sleeps), then the
+/// node leading most of them stopped; per partition it led, the time until another node leads it.
+bool elect_case(const elfin_bench::Options& /*opts*/, bool asleep, std::size_t partitions = 64) {
+  const std::string name = fmt::format("elect_{}_p{}", asleep ? "asleep" : "awake", partitions);
+  try {
+    elfin_bench::RunDir dir{"elfin-bench-partitions"};
+    Cluster cluster(partitions, dir.path());
+    if (!cluster.elect(partitions)) throw std::runtime_error("a partition elected no leader");
+    if (asleep) {
+      const auto deadline = Clock::now() + 60s;
+      while (cluster.asleep(partitions) < 3 * partitions) {
+        if (Clock::now() > deadline) throw std::runtime_error("the idle partitions did not all fall asleep");
+        std::this_thread::sleep_for(200ms);
+      }
+    }
+    std::array<std::vector<std::uint64_t>, 4> led;  // by node: the partitions it leads
+    for (std::uint64_t p = 0; p < partitions; ++p) led[cluster.leader_of(p)].push_back(p);
+    const auto victim = static_cast<std::uint16_t>(
+        std::max_element(led.begin() + 1, led.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); }) -
+        led.begin());
+    std::vector<std::uint64_t> waiting = led[victim];
+    const std::size_t lost = waiting.size();
+    std::vector<double> elect_ms;
+    const auto t0 = Clock::now();
+    cluster.stop(victim);
+    const auto deadline = t0 + 60s;
+    while (!waiting.empty()) {
+      if (Clock::now() > deadline)
+        throw std::runtime_error(fmt::format("{} partitions elected no new leader", waiting.size()));
+      std::erase_if(waiting, [&](std::uint64_t p) {
+        if (cluster.leader_of(p) == 0) return false;
+        elect_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        return true;
+      });
+      std::this_thread::sleep_for(2ms);  // the elections run on the nodes' threads
+    }
+    const double p50 = elfin_bench::percentile(elect_ms, 0.5);
+    elfin_bench::Stats s;
+    s.ops = lost;
+    s.ops_per_s = s.min_ops_per_s = s.max_ops_per_s = 1000 / p50;
+    s.ns_per_op = p50 * 1e6;
+    elfin_bench::print_line(kBench, name, s, std::nullopt,
+                            fmt::format(" partitions={} led_by_stopped_node={} p50_ms={:.0f} max_ms={:.0f} tick_ms=100 "
+                                        "election_ticks=10",
+                                        partitions, lost, p50, *std::max_element(elect_ms.begin(), elect_ms.end())),
+                            "none");
+    return true;
+  } catch (const std::exception& e) {
+    fmt::print("bench={} case={} error=\"{}\"\n", kBench, name, e.what());
+    return false;
+  }
+}
+
 std::vector<elfin_bench::Case> cases() {
   std::vector<elfin_bench::Case> out;
   out.push_back({"commit_latency", "latency", commit_latency});
@@ -480,6 +555,8 @@ std::vector<elfin_bench::Case> cases() {
   out.push_back({"idle_p1024", "idle", [](const elfin_bench::Options& opts) { return idle_case(opts, false); }});
   out.push_back({"idle_p1024_asleep", "idle", [](const elfin_bench::Options& opts) { return idle_case(opts, true); }});
   out.push_back({"idle_p0", "idle", [](const elfin_bench::Options& opts) { return idle_case(opts, true, 0); }});
+  out.push_back({"elect_awake_p64", "elect", [](const elfin_bench::Options& opts) { return elect_case(opts, false); }});
+  out.push_back({"elect_asleep_p64", "elect", [](const elfin_bench::Options& opts) { return elect_case(opts, true); }});
   return out;
 }
 

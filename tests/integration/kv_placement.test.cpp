@@ -130,12 +130,12 @@ void write_keys(elfin::kv::Client& client, int count) {
 /// A writer thread: puts w<i> = <i> until stopped, remembering the acknowledged ones.
 class Writer {
  public:
-  explicit Writer(std::vector<std::string> pods)
-      : thread_([this, pods = std::move(pods)] {
-          auto client = connect(pods, 60011);
+  /// Connects on the test's thread (a failure there fails the test), then writes on its own.
+  explicit Writer(const std::vector<std::string>& pods)
+      : client_(connect(pods, 60011)), thread_([this] {
           for (int i = 0; !stop_; ++i) {
             const std::string key = fmt::format("w{}", i);
-            if (client.put(key, std::to_string(i))) {
+            if (client_.put(key, std::to_string(i))) {
               std::lock_guard lock(mutex_);
               acknowledged_.push_back(key);
             } else {
@@ -163,7 +163,8 @@ class Writer {
   std::atomic<int> failed_{0};
   std::mutex mutex_;
   std::vector<std::string> acknowledged_;
-  std::thread thread_;
+  elfin::kv::Client client_;
+  std::thread thread_;  // last: it uses the members above
 };
 
 }  // namespace

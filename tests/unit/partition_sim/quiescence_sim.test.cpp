@@ -21,13 +21,13 @@
 #include <fmt/format.h>
 
 #include <elfin/actors/partition.hpp>
-#include <elfin/actors/wal.hpp>
 #include <elfin/elfin.hpp>
 #include <elfin/protocols/kv/command.hpp>
 #include <elfin/protocols/raft.hpp>
 #include <elfin/testing/sim_cluster.hpp>
 
-#include "disk_root.hpp"
+#include "../temp_dir.hpp"
+#include "partition_node.hpp"
 
 namespace {
 
@@ -54,7 +54,7 @@ constexpr Nanos kTick = 10ms;
 constexpr int kElectionTicks = 10;
 constexpr int kQuiesceAfter = 5;
 
-elfin::testing::SimClusterOptions options(const psim::DiskRoot& root, std::uint64_t seed, int quiesce_after,
+elfin::testing::SimClusterOptions options(const elfin::test::TempDir& root, std::uint64_t seed, int quiesce_after,
                                           Nanos max_delay) {
   elfin::testing::SimClusterOptions o;
   o.nodes = kNodes;
@@ -84,21 +84,7 @@ proposal_timeout = "1s"
 
 elfin::Topology topology(SimNode& node) {
   elfin::Topology t;
-  auto disk = node.disk().file_system();
-  auto wal = t.local("wal");
-  wal.mount(elfin::actors::wal::blueprint({.file_system = [disk](std::uint32_t) { return disk; }}));
-  elfin::testing::SimRemoteGroupOptions to_peers;
-  for (std::uint16_t n = 1; n <= kNodes; ++n) {
-    if (n != node.node_no()) to_peers.nodes.push_back(n);
-  }
-  to_peers.remote_name = "partitions";
-  to_peers.pick = ap::peer_node;
-  auto peers = t.local("partitions.peers");
-  peers.mount(elfin::testing::sim_remote_group(std::move(to_peers)));
-  auto partitions = t.local("partitions");
-  partitions.mount(ap::blueprint());
-  partitions.route_to(wal, elfin::filters::protocol("wal"));
-  partitions.route_to(peers, elfin::filters::messages<pr::RaftMessage>());
+  psim::mount_partition_node(t, node, kNodes, {});
   return t;
 }
 
@@ -178,7 +164,7 @@ class Cluster {
   }
 
  private:
-  psim::DiskRoot root_{"elfin-quiescence-sim"};
+  elfin::test::TempDir root_{"elfin-quiescence-sim", elfin::test::TempDir::Base::memory};
   SimCluster sim_;
 };
 

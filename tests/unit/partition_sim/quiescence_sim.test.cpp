@@ -362,3 +362,45 @@ TEST_CASE("a node that leads quiesced partitions and restarts at once: its pings
   CHECK(cluster.sim().now() - restarted <= 6 * kElectionTicks * kTick);
   for (std::uint64_t p : led) CHECK(cluster.put(cluster.leader(p), p, "after restart"));
 }
+
+TEST_CASE(
+    "a dead follower's node keeps nothing awake: the partitions sleep without it and catch it up when it "
+    "restarts",
+    "[partition_sim]") {
+  Cluster cluster(51);
+  INFO(cluster.sim().describe());
+  REQUIRE(cluster.elect_all());
+  REQUIRE(cluster.sim().run_until([&] { return cluster.all_quiesced(); }, 2s));
+  cluster.sim().crash(3);
+  // Every partition writes once without node 3 (those it led elect a new leader first).
+  for (std::uint64_t p = 0; p < kPartitions; ++p) {
+    std::uint16_t leader = 0;
+    REQUIRE(cluster.sim().run_until(
+        [&] {
+          leader = cluster.leader(p);
+          return leader != 0;
+        },
+        3s));
+    REQUIRE(cluster.put(leader, p, fmt::format("without-3-{}", p)));
+  }
+  // The liveness timeout (one election timeout) declares node 3 down; the leaders then sleep
+  // with the one follower left, which is a quorum with them.
+  REQUIRE(cluster.sim().run_until([&] { return cluster.all_quiesced(); }, 3s));
+  const std::uint64_t ticks = cluster.ticks();
+  cluster.sim().advance(kIdle);
+  CHECK(cluster.ticks() == ticks);
+  cluster.sim().restart(3);
+  // Its pings say it is back: the leaders wake, catch it up, and everyone sleeps again.
+  REQUIRE(cluster.sim().run_until(
+      [&] {
+        if (!cluster.all_quiesced()) return false;
+        for (std::uint64_t p = 0; p < kPartitions; ++p) {
+          const std::uint16_t leader = cluster.leader(p);
+          const auto lead = leader == 0 ? std::nullopt : cluster.status(leader, p);
+          const auto returned = cluster.status(3, p);
+          if (!lead || !returned || returned->applied != lead->commit) return false;
+        }
+        return true;
+      },
+      5s));
+}

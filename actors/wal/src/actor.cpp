@@ -508,7 +508,8 @@ class WalActor {
       if (collecting_.waiters.size() < regroup_target_ && !shutting_down_) {
         // The requests the last batch answered usually come back at once; the first of them to
         // arrive would otherwise go out alone, and the rest wait a whole sync behind it (batches
-        // alternating 1 and N-1). Wait until as many are here, at most half a sync.
+        // alternating 1 and N-1). Wait until they and those that waited during the sync are all
+        // here, at most half a sync.
         if (!regroup_armed_) {
           regroup_armed_ = true;
           ctx_.attach(Delay(last_sync_ / 2, RegroupExpired{regroup_generation_}));
@@ -546,7 +547,10 @@ class WalActor {
     last_sync_ = std::chrono::duration_cast<std::chrono::nanoseconds>(timers_->now() - posted_at_);
     ++regroup_generation_;
     regroup_armed_ = false;
-    regroup_target_ = durable ? batch->waiters.size() : 0;
+    // The requests already waiting joined during the sync: with those answered now, they are the
+    // requesters of the next batch. Counting only the answered ones, two requesters that got out of
+    // step (one syncing while the other waits) would stay so, a sync each, batch after batch.
+    regroup_target_ = durable ? batch->waiters.size() + collecting_.waiters.size() : 0;
     if (durable) {
       ++stats_.batches;
       ++stats_.syncs;
@@ -703,8 +707,8 @@ class WalActor {
   bool shutting_down_ = false;
   bool linger_armed_ = false;
   bool lingered_ = false;
-  // Regrouping: the number of requests the last batch answered; the next batch waits for as many
-  // (or half a sync, whichever comes first).
+  // Regrouping: the number of requests the last batch answered plus those waiting when it was;
+  // the next batch waits for as many (or half a sync, whichever comes first).
   std::size_t regroup_target_ = 0;
   std::uint64_t regroup_generation_ = 0;
   bool regroup_armed_ = false;

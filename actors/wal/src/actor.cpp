@@ -78,6 +78,10 @@ namespace {
 namespace pw = protocols::wal;
 namespace lw = elfin::wal;
 
+/// After a regroup that counted the waiting requests missed, they are counted every this many
+/// batches only (see WalActor::on_committed).
+constexpr std::uint64_t kRegroupRetry = 64;
+
 using AppendToken = std::variant<ResponseToken<pw::Append>, ResponseToken<pw::AppendBatch>,
                                  ResponseToken<pw::TruncateAfter>, ResponseToken<pw::SaveHardState>>;
 
@@ -278,7 +282,14 @@ class WalActor {
   }
 
   void on_regroup_expired(const RegroupExpired& regroup) {
-    if (regroup.generation == regroup_generation_) regroup_target_ = 0;  // they are not all coming
+    if (regroup.generation != regroup_generation_) return;
+    regroup_target_ = 0;  // they are not all coming
+    if (regroup_counts_waiting_) {
+      // Those that waited came from requesters that do not append again at once (no closed loop):
+      // counting them makes every batch wait out the half sync. Count them only now and then.
+      regroup_missed_ = true;
+      rounds_since_miss_ = 0;
+    }
   }
 
   void on_terminate_message(const Terminate& terminate) {
@@ -505,6 +516,9 @@ class WalActor {
   void pump() {
     if (!ready_ || in_flight_) return;
     if (sealed_.empty() && !collecting_.empty()) {
+      if (regroup_target_ > 0 && collecting_.waiters.size() >= regroup_target_ && regroup_counts_waiting_) {
+        regroup_missed_ = false;  // everybody counted came back in time
+      }
       if (collecting_.waiters.size() < regroup_target_ && !shutting_down_) {
         // The requests the last batch answered usually come back at once; the first of them to
         // arrive would otherwise go out alone, and the rest wait a whole sync behind it (batches
@@ -549,8 +563,12 @@ class WalActor {
     regroup_armed_ = false;
     // The requests already waiting joined during the sync: with those answered now, they are the
     // requesters of the next batch. Counting only the answered ones, two requesters that got out of
-    // step (one syncing while the other waits) would stay so, a sync each, batch after batch.
-    regroup_target_ = durable ? batch->waiters.size() + collecting_.waiters.size() : 0;
+    // step (one syncing while the other waits) would stay so, a sync each, batch after batch. Once
+    // a regroup counting them missed (see on_regroup_expired) they count every kRegroupRetry-th
+    // batch only: enough to bring requesters back in step, which counting the answered keeps.
+    const bool count_waiting = !regroup_missed_ || ++rounds_since_miss_ % kRegroupRetry == 0;
+    regroup_counts_waiting_ = durable && count_waiting && !collecting_.empty();
+    regroup_target_ = durable ? batch->waiters.size() + (regroup_counts_waiting_ ? collecting_.waiters.size() : 0) : 0;
     if (durable) {
       ++stats_.batches;
       ++stats_.syncs;
@@ -712,6 +730,9 @@ class WalActor {
   std::size_t regroup_target_ = 0;
   std::uint64_t regroup_generation_ = 0;
   bool regroup_armed_ = false;
+  bool regroup_counts_waiting_ = false;  ///< the target includes requests that waited during the sync
+  bool regroup_missed_ = false;          ///< such a target was not reached in time (open loop)
+  std::uint64_t rounds_since_miss_ = 0;
   detail::TimerService::TimePoint posted_at_;
   std::chrono::nanoseconds last_sync_{0};
   std::deque<Envelope> deferred_;

@@ -417,8 +417,9 @@ class WalActor {
     }
     waiter.last_index = state.accepted_index;
     waiter.last_term = state.accepted_term;
-    for (std::size_t i = first; i < batch.records.size(); ++i)
+    for (std::size_t i = first; i < batch.records.size(); ++i) {
       batch.bytes += lw::record_bytes(batch.records[i].payload.size());
+    }
     batch.envelopes.push_back(std::move(envelope));
     batch.waiters.push_back(std::move(waiter));
     if (batch.bytes >= config_.max_batch_bytes.bytes || batch.records.size() >= config_.max_batch_entries) seal();

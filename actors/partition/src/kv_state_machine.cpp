@@ -80,8 +80,18 @@ void KvStateMachine::remember(std::uint64_t origin, std::uint64_t sequence, cons
 
 Bytes KvStateMachine::apply_once(std::uint64_t index, pk::KvCommand command) {
   pk::KvResponse response;
-  const auto it = data_.find(command.key);
-  const std::uint64_t current = it == data_.end() ? 0 : it->second.version;
+  // One descent of the map per command: the position found serves the version check and the
+  // write (a put of a new key is inserted there).
+  const auto it = data_.lower_bound(command.key);
+  const bool found = it != data_.end() && it->first == command.key;
+  const std::uint64_t current = found ? it->second.version : 0;
+  const auto store = [&] {
+    if (found) {
+      it->second = Value{std::move(command.value), index};
+    } else {
+      data_.emplace_hint(it, std::move(command.key), Value{std::move(command.value), index});
+    }
+  };
   switch (command.op) {
     case pk::KvOp::Get:
     case pk::KvOp::Scan:
@@ -89,12 +99,12 @@ Bytes KvStateMachine::apply_once(std::uint64_t index, pk::KvCommand command) {
       response = read(command);
       break;
     case pk::KvOp::Put:
-      data_.insert_or_assign(std::move(command.key), Value{std::move(command.value), index});
+      store();
       response = written(index);
       break;
     case pk::KvOp::Delete:
-      response.ok = it != data_.end();
-      if (it != data_.end()) data_.erase(it);
+      response.ok = found;
+      if (found) data_.erase(it);
       break;
     case pk::KvOp::Cas:
       if (current != command.expected_version) {
@@ -102,7 +112,7 @@ Bytes KvStateMachine::apply_once(std::uint64_t index, pk::KvCommand command) {
         response.ok = false;
         break;
       }
-      data_.insert_or_assign(std::move(command.key), Value{std::move(command.value), index});
+      store();
       response = written(index);
       break;
     case pk::KvOp::DeleteIfVersion:
@@ -114,7 +124,7 @@ Bytes KvStateMachine::apply_once(std::uint64_t index, pk::KvCommand command) {
       // found = false afterwards; `version` says what was deleted (0: nothing existed).
       response.ok = true;
       response.version = current;
-      if (it != data_.end()) data_.erase(it);
+      if (found) data_.erase(it);
       break;
   }
   return encode(response);

@@ -10,6 +10,11 @@
 // after the actor took whatever was already in its mailbox. Waiters are answered only from the
 // commit's completion, after its fdatasync returned.
 //
+// While it waits for the requests the last batch answered (regrouping, see `pump`), the actor
+// yields once when its mailbox runs dry instead of going idle: the requesters it just woke are
+// usually queued on its worker, and each of their requests would otherwise wake the actor for
+// itself (a turn per request); behind them it takes them all in one turn.
+//
 // A batch that fails with NoSpace/WriteFailed was rolled back by the writer; the partitions in it
 // roll back to their durable index, and their entries still waiting in later batches (which may
 // follow the lost ones) fail with the same error. A failed fdatasync fails every waiter and the
@@ -73,6 +78,10 @@ namespace {
 namespace pw = protocols::wal;
 namespace lw = elfin::wal;
 
+/// After a regroup that counted the waiting requests missed, they are counted every this many
+/// batches only (see WalActor::on_committed).
+constexpr std::uint64_t kRegroupRetry = 64;
+
 using AppendToken = std::variant<ResponseToken<pw::Append>, ResponseToken<pw::AppendBatch>,
                                  ResponseToken<pw::TruncateAfter>, ResponseToken<pw::SaveHardState>>;
 
@@ -100,6 +109,15 @@ struct Batch {
   std::vector<std::unique_ptr<std::array<std::byte, lw::kHardStateBytes>>> payloads;
   std::uint64_t bytes = 0;
   [[nodiscard]] bool empty() const { return waiters.empty(); }
+  /// Empty again, keeping the vectors' room for the next batch.
+  void clear() {
+    envelopes.clear();
+    records.clear();
+    waiters.clear();
+    flushes.clear();
+    payloads.clear();
+    bytes = 0;
+  }
 };
 
 std::span<const std::byte> bytes_of(const pw::Payload& payload) {
@@ -138,6 +156,7 @@ class WalActor {
     }
     start();
     std::uint64_t taken = 0;  // envelopes taken since the last pump
+    bool yielded = false;     // the mailbox ran dry while regrouping and the actor let others run
     for (;;) {
       std::optional<Envelope> envelope;
       if (ready_ && !deferred_.empty()) {
@@ -148,6 +167,13 @@ class WalActor {
         // Group commit: whatever is queued already joins the batch before it is written.
         if (auto more = ctx_.try_recv()) envelope = std::move(*more);
       }
+      if (!envelope && !yielded && regrouping()) {
+        // The requesters just answered are likely queued behind this actor: let them run first.
+        yielded = true;
+        co_await ctx_.yield_now();
+        continue;
+      }
+      yielded = false;
       if (!envelope) {
         pump();
         taken = 0;
@@ -256,7 +282,14 @@ class WalActor {
   }
 
   void on_regroup_expired(const RegroupExpired& regroup) {
-    if (regroup.generation == regroup_generation_) regroup_target_ = 0;  // they are not all coming
+    if (regroup.generation != regroup_generation_) return;
+    regroup_target_ = 0;  // they are not all coming
+    if (regroup_counts_waiting_) {
+      // Those that waited came from requesters that do not append again at once (no closed loop):
+      // counting them makes every batch wait out the half sync. Count them only now and then.
+      regroup_missed_ = true;
+      rounds_since_miss_ = 0;
+    }
   }
 
   void on_terminate_message(const Terminate& terminate) {
@@ -321,8 +354,9 @@ class WalActor {
     if (!error) error = order_error(m.partition, m.index, 1);
     if (!error) error = size_error(m.partition, m.payload.size());
     if (error) return answer(token, Err{std::move(*error)});
-    lw::Record record{kEntryType, m.partition, m.term, m.index, bytes_of(m.payload)};
-    admit(std::move(envelope), std::move(token), m.partition, {&record, 1});
+    const std::size_t first = collecting_.records.size();
+    collecting_.records.push_back({kEntryType, m.partition, m.term, m.index, bytes_of(m.payload)});
+    admit(std::move(envelope), std::move(token), m.partition, first);
   }
 
   void on_append_batch(const pw::AppendBatch& m, AppendToken token, Envelope envelope) {
@@ -337,16 +371,18 @@ class WalActor {
     for (std::size_t i = 0; !error && i < m.entries.size(); ++i)
       error = size_error(m.partition, m.entries[i].payload.size());
     if (error) return answer(token, Err{std::move(*error)});
-    std::vector<lw::Record> records;
-    records.reserve(m.entries.size());
-    for (const auto& e : m.entries) records.push_back({kEntryType, m.partition, e.term, e.index, bytes_of(e.payload)});
-    admit(std::move(envelope), std::move(token), m.partition, records);
+    const std::size_t first = collecting_.records.size();
+    for (const auto& e : m.entries) {
+      collecting_.records.push_back({kEntryType, m.partition, e.term, e.index, bytes_of(e.payload)});
+    }
+    admit(std::move(envelope), std::move(token), m.partition, first);
   }
 
   void on_truncate(const pw::TruncateAfter& m, AppendToken token, Envelope envelope) {
     if (auto error = refusal(m.partition)) return answer(token, Err{std::move(*error)});
-    lw::Record record{kTruncateType, m.partition, 0, m.index, {}};
-    admit(std::move(envelope), std::move(token), m.partition, {&record, 1});
+    const std::size_t first = collecting_.records.size();
+    collecting_.records.push_back({kTruncateType, m.partition, 0, m.index, {}});
+    admit(std::move(envelope), std::move(token), m.partition, first);
   }
 
   void on_save_hard_state(const pw::SaveHardState& m, AppendToken token, Envelope envelope) {
@@ -354,17 +390,20 @@ class WalActor {
     // The payload lives in the batch (the request holds the fields, not their encoding).
     auto payload = std::make_unique<std::array<std::byte, lw::kHardStateBytes>>(
         lw::encode_hard_state({m.state.term, m.state.vote, m.state.commit}));
-    lw::Record record{kHardStateType, m.partition, m.state.term, 0, *payload};
+    const std::size_t first = collecting_.records.size();
+    collecting_.records.push_back({kHardStateType, m.partition, m.state.term, 0, *payload});
     collecting_.payloads.push_back(std::move(payload));
-    admit(std::move(envelope), std::move(token), m.partition, {&record, 1});
+    admit(std::move(envelope), std::move(token), m.partition, first);
   }
 
-  /// Puts a checked request into the collecting batch.
-  void admit(Envelope envelope, AppendToken token, pw::PartitionId partition, std::span<const lw::Record> records) {
+  /// Puts a checked request into the collecting batch, whose records from `first` on are its own
+  /// (appended by the caller).
+  void admit(Envelope envelope, AppendToken token, pw::PartitionId partition, std::size_t first) {
     Batch& batch = collecting_;
-    Waiter waiter{std::move(token), partition, 0, 0, batch.records.size(), records.size(), batch.envelopes.size()};
+    const std::size_t count = batch.records.size() - first;
+    Waiter waiter{std::move(token), partition, 0, 0, first, count, batch.envelopes.size()};
     PartitionState& state = partitions_[partition];
-    const lw::Record& last = records.back();
+    const lw::Record& last = batch.records.back();
     if (last.type == kHardStateType) {
       // No entry: the answer carries the partition's log end as it stands.
     } else if (last.type == kTruncateType) {
@@ -378,9 +417,8 @@ class WalActor {
     }
     waiter.last_index = state.accepted_index;
     waiter.last_term = state.accepted_term;
-    for (const auto& r : records) {
-      batch.records.push_back(r);
-      batch.bytes += lw::record_bytes(r.payload.size());
+    for (std::size_t i = first; i < batch.records.size(); ++i) {
+      batch.bytes += lw::record_bytes(batch.records[i].payload.size());
     }
     batch.envelopes.push_back(std::move(envelope));
     batch.waiters.push_back(std::move(waiter));
@@ -389,8 +427,10 @@ class WalActor {
 
   void seal() {
     if (collecting_.empty()) return;
-    sealed_.push_back(std::make_unique<Batch>(std::move(collecting_)));
-    collecting_ = Batch{};
+    // The next collecting batch reuses the room of the last one answered, if there is one.
+    std::unique_ptr<Batch> next = spare_ ? std::move(spare_) : std::make_unique<Batch>();
+    std::swap(*next, collecting_);
+    sealed_.push_back(std::move(next));
     lingered_ = false;
   }
 
@@ -467,14 +507,24 @@ class WalActor {
 
   // --- committing ---------------------------------------------------------------------------
 
+  /// Waiting for more of the requests the last batch answered (see `pump`).
+  [[nodiscard]] bool regrouping() const {
+    return ready_ && !in_flight_ && sealed_.empty() && !collecting_.empty() &&
+           collecting_.waiters.size() < regroup_target_ && !shutting_down_;
+  }
+
   /// Posts the next batch if no commit is in flight.
   void pump() {
     if (!ready_ || in_flight_) return;
     if (sealed_.empty() && !collecting_.empty()) {
+      if (regroup_target_ > 0 && collecting_.waiters.size() >= regroup_target_ && regroup_counts_waiting_) {
+        regroup_missed_ = false;  // everybody counted came back in time
+      }
       if (collecting_.waiters.size() < regroup_target_ && !shutting_down_) {
         // The requests the last batch answered usually come back at once; the first of them to
         // arrive would otherwise go out alone, and the rest wait a whole sync behind it (batches
-        // alternating 1 and N-1). Wait until as many are here, at most half a sync.
+        // alternating 1 and N-1). Wait until they and those that waited during the sync are all
+        // here, at most half a sync.
         if (!regroup_armed_) {
           regroup_armed_ = true;
           ctx_.attach(Delay(last_sync_ / 2, RegroupExpired{regroup_generation_}));
@@ -512,7 +562,14 @@ class WalActor {
     last_sync_ = std::chrono::duration_cast<std::chrono::nanoseconds>(timers_->now() - posted_at_);
     ++regroup_generation_;
     regroup_armed_ = false;
-    regroup_target_ = durable ? batch->waiters.size() : 0;
+    // The requests already waiting joined during the sync: with those answered now, they are the
+    // requesters of the next batch. Counting only the answered ones, two requesters that got out of
+    // step (one syncing while the other waits) would stay so, a sync each, batch after batch. Once
+    // a regroup counting them missed (see on_regroup_expired) they count every kRegroupRetry-th
+    // batch only: enough to bring requesters back in step, which counting the answered keeps.
+    const bool count_waiting = !regroup_missed_ || ++rounds_since_miss_ % kRegroupRetry == 0;
+    regroup_counts_waiting_ = durable && count_waiting && !collecting_.empty();
+    regroup_target_ = durable ? batch->waiters.size() + (regroup_counts_waiting_ ? collecting_.waiters.size() : 0) : 0;
     if (durable) {
       ++stats_.batches;
       ++stats_.syncs;
@@ -529,6 +586,8 @@ class WalActor {
     } else {
       reject(*batch, durable.error(), writer_failed);
     }
+    batch->clear();  // the requests go; the vectors' room stays for the next batch
+    spare_ = std::move(batch);
     if (!collecting_.empty()) lingered_ = true;  // it collected during the sync: it waited enough
     pump();
     close_if_done();
@@ -667,11 +726,14 @@ class WalActor {
   bool shutting_down_ = false;
   bool linger_armed_ = false;
   bool lingered_ = false;
-  // Regrouping: the number of requests the last batch answered; the next batch waits for as many
-  // (or half a sync, whichever comes first).
+  // Regrouping: the number of requests the last batch answered plus those waiting when it was;
+  // the next batch waits for as many (or half a sync, whichever comes first).
   std::size_t regroup_target_ = 0;
   std::uint64_t regroup_generation_ = 0;
   bool regroup_armed_ = false;
+  bool regroup_counts_waiting_ = false;  ///< the target includes requests that waited during the sync
+  bool regroup_missed_ = false;          ///< such a target was not reached in time (open loop)
+  std::uint64_t rounds_since_miss_ = 0;
   detail::TimerService::TimePoint posted_at_;
   std::chrono::nanoseconds last_sync_{0};
   std::deque<Envelope> deferred_;
@@ -680,6 +742,7 @@ class WalActor {
   Batch collecting_;
   std::deque<std::unique_ptr<Batch>> sealed_;
   std::unique_ptr<Batch> in_flight_;
+  std::unique_ptr<Batch> spare_;      ///< the last batch answered, emptied: the next one to collect into
   std::uint64_t jobs_in_flight_ = 0;  ///< posted jobs whose completion has not run
   pw::WalStats stats_;
   // Last, so it is destroyed first: its destructor joins the thread, which may still use the

@@ -17,7 +17,7 @@
 // meanwhile collects into the next batch, which goes out the moment the running sync ends. So at
 // low load an append waits for one fdatasync, and under load batches grow by themselves. Right
 // after a sync, a batch waits (at most half a sync) until as many requests as that sync answered
-// are back, so that the first of them does not go out alone.
+// are back, plus those that were already waiting, so that the first of them does not go out alone.
 //
 // A reload applies the batch limits and `linger` at once, and the file settings (segment_bytes,
 // preallocate, max_payload_bytes) at the next start; `dir` and `wal_count` cannot change while the

@@ -365,9 +365,14 @@ class PartitionActor {
   void on_tick(const Tick&) {
     ++ticks_taken_;
     node_->tick();
+    tell_removed();
     // A voter that knows no leader: the partition cannot take writes through this replica. The
     // rate of this counter is the replicas without a leader, in ticks per second (alerts.yml).
-    if (node_->leader() == 0 && node_->conf().is_voter(node_id_)) {
+    // A replica the placement table moved away is not counted: it may not have learnt its
+    // removal (it was down then) and campaigns in vain.
+    const bool placed_here =
+        targets_.empty() || std::find(targets_.begin(), targets_.end(), node_id_) != targets_.end();
+    if (node_->leader() == 0 && node_->conf().is_voter(node_id_) && placed_here) {
       metrics::increment_counter("elfin_partition_leaderless_ticks_total");
     }
     expire(now());
@@ -442,8 +447,9 @@ class PartitionActor {
   /// toward a new placement table left keeps ticking: the steps are taken on ticks, and the
   /// first one (a membership change) wakes the Node.
   void sleep_or_wake() {
-    const bool idle = node_->quiesced() && pending_.empty() && conf_changes_.empty() && reads_asked_.empty() &&
-                      reads_ready_.empty() && transfers_.empty() && jobs_.empty() &&
+    const bool telling = removed_peer_ && removed_peer_->matched >= removed_peer_->index;
+    const bool idle = !telling && node_->quiesced() && pending_.empty() && conf_changes_.empty() &&
+                      reads_asked_.empty() && reads_ready_.empty() && transfers_.empty() && jobs_.empty() &&
                       reconcile_step().kind == ReconcileStep::Kind::None;
     if (idle == asleep_) return;
     asleep_ = idle;
@@ -472,6 +478,13 @@ class PartitionActor {
       log::info("partition {}: refused snapshot {} below the index {} released at a removal", partition_,
                 m->snapshot->meta.index, released_up_to_);
       return;
+    }
+    if (removed_peer_ && m->from == removed_peer_->node) {
+      // The node removed last acknowledged the append carrying its removal: tell it.
+      if (m->type == rf::MessageType::AppendResponse && !m->reject && m->term == removed_peer_->term) {
+        removed_peer_->matched = std::max(removed_peer_->matched, m->index);
+        tell_removed();
+      }
     }
     node_->step(*m);
   }
@@ -884,15 +897,10 @@ class PartitionActor {
       log::info("partition {}: removed from the membership at index {}", partition_, entry.index);
       removed_ = true;
     } else if (change->kind == rf::ConfChangeKind::RemoveNode && change->node == removing_) {
-      // The removed node hears from nobody any more: tell it the commit index once, capped at
-      // what it holds, so that it applies its removal and cleans up.
-      rf::Message told;
-      told.type = rf::MessageType::Heartbeat;
-      told.from = node_id_;
-      told.to = removing_;
-      told.term = node_->term();
-      told.commit = std::min(removing_match_, entry.index);
-      std::ignore = ctx_.try_send(to_wire(partition_, told));
+      // The removed node hears from nobody any more: tell it its removal is committed, once it
+      // is known to hold the entry (now, or when its answer to the append carrying it comes).
+      removed_peer_ = RemovedPeer{removing_, entry.index, node_->term(), removing_match_};
+      tell_removed();
       removing_ = 0;
       removing_match_ = 0;
     } else if (change->kind == rf::ConfChangeKind::AddLearner && node_->role() == rf::Role::Leader) {
@@ -900,6 +908,24 @@ class PartitionActor {
       // those below what it released).
       snapshot_soon_ = true;
     }
+  }
+
+  /// A Heartbeat to the node this leader removed, with the removal's index as commit, once that
+  /// node is known to hold the entry (its log matches this leader's up to `matched`): it commits
+  /// and applies its removal. Sent again on the next tick when the forwarder was full.
+  void tell_removed() {
+    if (!removed_peer_ || removed_peer_->matched < removed_peer_->index) return;
+    if (node_->term() != removed_peer_->term || node_->role() != rf::Role::Leader) {
+      removed_peer_.reset();  // a new leader does not know this replica any more
+      return;
+    }
+    rf::Message told;
+    told.type = rf::MessageType::Heartbeat;
+    told.from = node_id_;
+    told.to = removed_peer_->node;
+    told.term = removed_peer_->term;
+    told.commit = removed_peer_->index;
+    if (ctx_.try_send(to_wire(partition_, told))) removed_peer_.reset();
   }
 
   [[nodiscard]] std::filesystem::path released_marker() const {
@@ -1034,13 +1060,20 @@ class PartitionActor {
   std::uint64_t placement_epoch_ = 0;  ///< of the table `targets_` comes from
   std::vector<rf::NodeId> targets_;    ///< placement "assignment": where the replicas should be
   std::uint32_t reconcile_elapsed_ = 0;
-  bool settled_ = false;            ///< this table's owner is the first one named (PlacementOf)
-  rf::NodeId removing_ = 0;         ///< a node this leader proposed to remove
-  rf::Index removing_match_ = 0;    ///< how far that node's log matched, while it was tracked
-  bool removed_ = false;            ///< this replica applied its own removal: clean up and end
-  bool snapshot_soon_ = false;      ///< a learner was added: snapshot at the next chance
-  rf::Index released_up_to_ = 0;    ///< a removal here released the WAL's indexes up to this
-  std::uint32_t bootstrap_in_ = 0;  ///< ticks until a deferred bootstrap (0: none pending)
+  bool settled_ = false;          ///< this table's owner is the first one named (PlacementOf)
+  rf::NodeId removing_ = 0;       ///< a node this leader proposed to remove
+  rf::Index removing_match_ = 0;  ///< how far that node's log matched, while it was tracked
+  struct RemovedPeer {
+    rf::NodeId node = 0;
+    rf::Index index = 0;    ///< of the removal
+    rf::Term term = 0;      ///< this leader's
+    rf::Index matched = 0;  ///< how far its log is known to match this leader's
+  };
+  std::optional<RemovedPeer> removed_peer_;  ///< removed, not told yet
+  bool removed_ = false;                     ///< this replica applied its own removal: clean up and end
+  bool snapshot_soon_ = false;               ///< a learner was added: snapshot at the next chance
+  rf::Index released_up_to_ = 0;             ///< a removal here released the WAL's indexes up to this
+  std::uint32_t bootstrap_in_ = 0;           ///< ticks until a deferred bootstrap (0: none pending)
 };
 
 /// The config checker: answers ValidateConfig with the problems `validate` finds (file:line each).

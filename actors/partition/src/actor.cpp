@@ -114,6 +114,8 @@ using Clock = std::chrono::steady_clock;
 
 /// Requests taken from the mailbox before the Node's Ready is executed (one WAL round for all).
 constexpr int kBatchMessages = 256;
+/// Reconcile rounds a removal waits for a lagging replica to catch up (see reconcile()).
+constexpr std::uint32_t kRemoveWaits = 3;
 
 pr::Role wire_role(rf::Role role) {
   switch (role) {
@@ -427,6 +429,14 @@ class PartitionActor {
       case Kind::Promote:
         return change(rf::ConfChangeKind::AddVoter, "promoting");
       case Kind::Remove:
+        // A live replica that lags gets a few rounds to catch up first: it must hold the removal
+        // entry to learn of its removal (and clean up); a dead one is removed after them.
+        if (step.node != node_id_ && node_->match(step.node).value_or(0) < node_->last_index() &&
+            remove_waits_ < kRemoveWaits) {
+          ++remove_waits_;
+          return;
+        }
+        remove_waits_ = 0;
         removing_ = step.node;
         return change(rf::ConfChangeKind::RemoveNode, "removing");
       case Kind::TransferLeader:
@@ -1072,6 +1082,7 @@ class PartitionActor {
   std::optional<RemovedPeer> removed_peer_;  ///< removed, not told yet
   bool removed_ = false;                     ///< this replica applied its own removal: clean up and end
   bool snapshot_soon_ = false;               ///< a learner was added: snapshot at the next chance
+  std::uint32_t remove_waits_ = 0;           ///< reconcile rounds a removal waited for its node to catch up
   rf::Index released_up_to_ = 0;             ///< a removal here released the WAL's indexes up to this
   std::uint32_t bootstrap_in_ = 0;           ///< ticks until a deferred bootstrap (0: none pending)
 };

@@ -1,4 +1,5 @@
-// A temporary directory for tests that need real files (configs, topologies); removed with it.
+// A temporary directory for tests that need real files (configs, topologies, simulated disks);
+// removed with everything in it.
 #pragma once
 
 #include <cstdlib>
@@ -13,8 +14,16 @@ namespace elfin::test {
 
 class TempDir {
  public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "elfin-test-XXXXXX").string();
+  /// Where the directory goes. `memory`: on tmpfs when there is one (/dev/shm), for files whose
+  /// durability the test models itself (a simulated disk) and whose real fdatasyncs would only
+  /// slow it down; else the temporary directory.
+  enum class Base { temp, memory };
+
+  /// `name` starts the directory's name.
+  explicit TempDir(std::string_view name = "elfin-test", Base base = Base::temp) {
+    const bool memory = base == Base::memory && std::filesystem::is_directory("/dev/shm");
+    const std::filesystem::path root = memory ? "/dev/shm" : std::filesystem::temp_directory_path();
+    std::string pattern = (root / (std::string(name) + "-XXXXXX")).string();
     if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
     path_ = pattern;
   }

@@ -23,7 +23,9 @@
 // and nothing waits for an answer or a write, the actor stops its tick Interval and registers
 // its leader with the node's liveness actor (liveness.hpp); a request or a Raft message wakes
 // the Node, and the actor then starts ticking again and deregisters. A LeaderDown from the
-// liveness actor is reported to the Node, which wakes and elects.
+// liveness actor is reported to the Node, which wakes and elects. A leader registers its
+// followers' nodes with the liveness actor and reports their downs and returns to the Node, which
+// then sleeps without a dead follower and wakes when it is back.
 //
 // The persister is a stream next to the actor (elfin/stream.hpp): it runs while the actor waits in
 // `recv`, so the actor keeps stepping peer messages, taking proposals and producing Readies while
@@ -210,7 +212,7 @@ class PartitionActor {
                   &PartitionActor::on_propose, &PartitionActor::on_read, &PartitionActor::on_status,
                   &PartitionActor::on_add_replica, &PartitionActor::on_remove_replica, &PartitionActor::on_transfer,
                   &PartitionActor::on_persisted, &PartitionActor::on_checkpointed, &PartitionActor::on_leader_down,
-                  &PartitionActor::on_placement);
+                  &PartitionActor::on_follower_liveness, &PartitionActor::on_placement);
   }
 
   // --- recovery -----------------------------------------------------------------------------
@@ -451,6 +453,37 @@ class PartitionActor {
 
   /// The liveness actor: the node this replica's leader is on went silent.
   void on_leader_down(const LeaderDown& down) { node_->report_node_down(down.node); }
+
+  /// The liveness actor: a follower's node went down (the Node may sleep without it) or is back
+  /// (a Node that sleeps without it wakes to catch it up).
+  void on_follower_liveness(const FollowerLiveness& follower) {
+    if (follower.down) {
+      node_->report_node_down(follower.node);
+    } else {
+      node_->report_node_up(follower.node);
+    }
+  }
+
+  /// A leader registers its followers' nodes with the liveness actor, again when they change.
+  void watch_followers() {
+    if (role_ != rf::Role::Leader) {
+      watched_conf_.reset();
+      return;
+    }
+    const rf::ConfState& conf = node_->conf();
+    if (watched_conf_ && *watched_conf_ == conf) return;
+    watched_conf_ = conf;
+    WatchFollowers watch{partition_, {}};
+    for (const auto* ids : {&conf.voters, &conf.learners, &conf.voters_outgoing}) {
+      for (rf::NodeId id : *ids) {
+        if (id != node_id_ && std::find(watch.followers.begin(), watch.followers.end(), id) == watch.followers.end()) {
+          watch.followers.push_back(id);
+        }
+      }
+    }
+    // Local, and once per leadership or membership change: unbounded, like WatchLeader.
+    std::ignore = ctx_.unbounded_send_to(ctx_.group_addr(), std::move(watch));
+  }
 
   /// Stops the ticks once the Node is quiesced and nothing waits for a deadline or a write (a
   /// quiesced Node ignores ticks anyway); starts them again when it wakes. A leader with a step
@@ -763,6 +796,7 @@ class PartitionActor {
   void observe(const rf::Ready& ready) {
     const bool was_leader = role_ == rf::Role::Leader;
     role_ = ready.role;
+    watch_followers();
     if (was_leader && role_ != rf::Role::Leader) {
       // A read not yet confirmed by a former leader could miss writes of the new one.
       for (auto& [id, read] : reads_asked_) std::move(read.token).respond(Err{not_leader()});
@@ -1048,8 +1082,9 @@ class PartitionActor {
   std::unique_ptr<rf::Node> node_;  ///< set by recovery, before any handler runs
   bool ready_ = false;
   rf::Role role_ = rf::Role::Follower;
-  std::optional<Interval<Tick>> ticks_;  ///< set once recovered
-  bool asleep_ = false;                  ///< the ticks are stopped (the Node is quiesced)
+  std::optional<Interval<Tick>> ticks_;        ///< set once recovered
+  bool asleep_ = false;                        ///< the ticks are stopped (the Node is quiesced)
+  std::optional<rf::ConfState> watched_conf_;  ///< as last registered with the liveness actor (leader)
   std::uint64_t ticks_taken_ = 0;
 
   rf::HardState queued_;                  ///< the term and vote last queued for the WAL

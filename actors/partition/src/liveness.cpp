@@ -1,9 +1,12 @@
 // The liveness actor (see liveness.hpp).
 #include "liveness.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include <elfin/handle.hpp>
 #include <elfin/interval.hpp>
@@ -47,11 +50,19 @@ Task<> liveness_exec(PartitionContext ctx) {
     return peers.try_emplace(node, Peer{ctx.now(), false}).first;
   };
   for (std::uint64_t node : config.nodes) add_peer(node);
-  std::map<std::uint64_t, std::uint64_t> watching;  // quiesced partition -> its leader's node
+  std::map<std::uint64_t, std::uint64_t> watching;              // quiesced partition -> its leader's node
+  std::map<std::uint64_t, std::vector<std::uint64_t>> leading;  // leader partition -> its followers' nodes
+  const auto tell_leaders = [&](std::uint64_t node, bool down) {
+    for (const auto& [partition, followers] : leading) {
+      if (std::find(followers.begin(), followers.end(), node) == followers.end()) continue;
+      std::ignore = ctx.unbounded_send_to(ctx.group_addr(), FollowerLiveness{partition, node, down});
+    }
+  };
   const auto tell = [&](std::uint64_t partition, std::uint64_t node) {
     std::ignore = ctx.unbounded_send_to(ctx.group_addr(), LeaderDown{partition, node});
   };
   const auto gone = [&](std::uint64_t node) {
+    tell_leaders(node, true);
     for (auto it = watching.begin(); it != watching.end();) {
       if (it->second == node) {
         tell(it->first, node);
@@ -89,7 +100,11 @@ Task<> liveness_exec(PartitionContext ctx) {
           if (it == peers.end()) return;
           Peer& peer = it->second;
           peer.heard = ctx.now();
-          peer.down = false;
+          if (peer.down) {
+            peer.down = false;
+            log::info("partitions: node {} is back: waking the partitions that sleep without it", ping.from);
+            tell_leaders(ping.from, false);
+          }
           if (peer.incarnation != 0 && ping.index != peer.incarnation) {
             log::info("partitions: node {} restarted: waking the quiesced partitions it led", ping.from);
             gone(ping.from);
@@ -104,7 +119,16 @@ Task<> liveness_exec(PartitionContext ctx) {
           }
           watching[watch.partition] = watch.leader;
         },
-        [&](const Unwatch& unwatch) { watching.erase(unwatch.partition); });
+        [&](const Unwatch& unwatch) { watching.erase(unwatch.partition); },
+        [&](const WatchFollowers& watch) {
+          for (std::uint64_t node : watch.followers) {
+            auto peer = add_peer(node);
+            if (peer != peers.end() && peer->second.down) {
+              std::ignore = ctx.unbounded_send_to(ctx.group_addr(), FollowerLiveness{watch.partition, node, true});
+            }
+          }
+          leading[watch.partition] = watch.followers;
+        });
   }
 }
 

@@ -8,6 +8,11 @@
 // told only to the partitions watching it (LeaderDown), which wake and elect. So an idle node
 // pair exchanges one message per interval each way, whatever the number of partitions.
 //
+// Leaders register their followers' nodes too (WatchFollowers, on becoming leader), and hear
+// when one goes down or comes back (FollowerLiveness): a leader may sleep without a follower
+// whose node is down (libs/raft's report_node_down), so a dead node does not keep awake every
+// partition it replicated, and wakes to catch the follower up when its node pings again.
+//
 // The pings travel as RaftMessages of the reserved partition kLivenessKey (type Heartbeat), so
 // the route and node selector that carry Raft traffic carry them too; each carries its sender's
 // start stamp (`index`), so a node that restarted within the timeout counts as gone as well (the
@@ -18,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <elfin/message.hpp>
 #include <elfin/task.hpp>
@@ -38,6 +44,22 @@ struct WatchLeader {
 struct Unwatch {
   std::uint64_t partition = 0;
   ELFIN_MESSAGE(partition_actor, Unwatch, partition);
+  ELFIN_NO_DUMPING;
+};
+/// From a partition that became leader: tell it when a node of `followers` goes down or comes
+/// back (and at once which of them are down now).
+struct WatchFollowers {
+  std::uint64_t partition = 0;
+  std::vector<std::uint64_t> followers;
+  ELFIN_MESSAGE(partition_actor, WatchFollowers, partition, followers);
+  ELFIN_NO_DUMPING;
+};
+/// To a leader: the node of one of its followers went down (`down`) or came back.
+struct FollowerLiveness {
+  std::uint64_t partition = 0;
+  std::uint64_t node = 0;
+  bool down = false;
+  ELFIN_MESSAGE(partition_actor, FollowerLiveness, partition, node, down);
   ELFIN_NO_DUMPING;
 };
 /// To a quiesced partition: its leader's node `node` is down.

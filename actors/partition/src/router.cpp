@@ -30,14 +30,15 @@ bool by_partition(const Envelope& e, Out& out) {
 
 Out route(const Envelope& e) {
   if (e.is<ValidateConfig>()) return Out::Unicast(kValidatorKey);
-  if (e.is<WatchLeader>() || e.is<Unwatch>()) return Out::Unicast(kLivenessKey);
+  if (e.is<WatchLeader>() || e.is<Unwatch>() || e.is<WatchFollowers>()) return Out::Unicast(kLivenessKey);
   if (e.is<pr::Placement>() || e.is<GetPlacement>()) return Out::Unicast(kPlacementKey);
   if (e.is<PlacementChanged>()) return Out::Broadcast();
   Out out = Out::Default();
   std::ignore = by_partition<pr::RaftMessage>(e, out) || by_partition<pr::Propose>(e, out) ||
                 by_partition<pr::Read>(e, out) || by_partition<pr::GetPartitionStatus>(e, out) ||
                 by_partition<pr::AddReplica>(e, out) || by_partition<pr::RemoveReplica>(e, out) ||
-                by_partition<pr::TransferLeader>(e, out) || by_partition<LeaderDown>(e, out);
+                by_partition<pr::TransferLeader>(e, out) || by_partition<LeaderDown>(e, out) ||
+                by_partition<FollowerLiveness>(e, out);
   return out;
 }
 

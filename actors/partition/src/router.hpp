@@ -18,7 +18,7 @@ inline constexpr std::uint64_t kValidatorKey = UINT64_MAX;
 /// it; its PlacementChanged goes to every running actor of the group.
 inline constexpr std::uint64_t kPlacementKey = UINT64_MAX - 1;
 /// The key of the node's liveness actor (liveness.hpp): its peers' pings are RaftMessages of this
-/// partition; WatchLeader and Unwatch go to it.
+/// partition; WatchLeader, Unwatch and WatchFollowers go to it.
 inline constexpr std::uint64_t kLivenessKey = UINT64_MAX - 2;
 
 [[nodiscard]] MapRouter<std::uint64_t> router();

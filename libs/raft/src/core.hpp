@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include <elfin/raft/conf_change.hpp>
@@ -41,6 +42,7 @@ class Core {
   void report_unreachable(NodeId node);
   void report_snapshot(NodeId node, bool ok);
   void report_node_down(NodeId node);
+  void report_node_up(NodeId node);
   void wake() { wake_up(); }
   [[nodiscard]] bool quiesced() const noexcept { return quiesced_; }
   [[nodiscard]] bool has_ready() const;
@@ -129,6 +131,7 @@ class Core {
   void maybe_quiesce();
   /// A follower asked to quiesce by its leader: whether it did (it answers either way).
   bool accept_quiesce(const Message& m);
+  [[nodiscard]] bool is_down(NodeId id) const { return down_.contains(id); }
   [[nodiscard]] static bool is_quiesce_handshake(const Message& m) noexcept {
     return m.quiesce && (m.type == MessageType::Heartbeat || m.type == MessageType::HeartbeatResponse);
   }
@@ -172,6 +175,7 @@ class Core {
   bool quiesced_ = false;
   int idle_ticks_ = 0;                // leader: ticks since the last activity
   std::uint64_t activity_stamp_ = 0;  // leader: ticks_ at the last activity (older acks are stale)
+  std::set<NodeId> down_;             // nodes reported down and not heard from since
 
   // Output, handed out by ready().
   std::vector<Message> messages_;

@@ -24,6 +24,7 @@ void Node::compact(Index index) { core_->compact(index); }
 void Node::report_unreachable(NodeId node) { core_->report_unreachable(node); }
 void Node::report_snapshot(NodeId node, bool ok) { core_->report_snapshot(node, ok); }
 void Node::report_node_down(NodeId node) { core_->report_node_down(node); }
+void Node::report_node_up(NodeId node) { core_->report_node_up(node); }
 void Node::wake() { core_->wake(); }
 bool Node::quiesced() const noexcept { return core_->quiesced(); }
 bool Node::has_ready() const { return core_->has_ready(); }

@@ -5,9 +5,14 @@
 // quiesce_after_ticks ticks (CockroachDB found that groups quiescing at once flapped; each wake
 // costs a heartbeat round). Followers quiesce only at exactly the leader's last index, so a
 // quiesced group is fully caught up everywhere; the leader sleeps only once every follower did.
+// The exception is a follower whose node the application reported down (report_node_down): it
+// cannot answer, so it would keep its group awake for as long as it is gone. The leader sleeps
+// without it when the live, caught-up voters (itself included) are a quorum of every voter set,
+// and wakes when the node is reported up, or anything comes from it, to catch it up.
 #include <algorithm>
 
 #include "core.hpp"
+#include "quorum.hpp"
 
 namespace elfin::raft::internal {
 
@@ -52,17 +57,34 @@ bool Core::can_quiesce() const {
   if (commit_ != last || log_.persisted() < last || applied_ != commit_ || !committed_in_term()) {
     return false;
   }
-  return std::all_of(progress_.begin(), progress_.end(), [&](const auto& entry) {
-    const Progress& pr = entry.second;
-    return pr.match == last && pr.state != ProgressState::Snapshot;
+  const auto caught_up = [&](NodeId id) {
+    if (id == config_.id) return true;
+    auto it = progress_.find(id);
+    return it != progress_.end() && !is_down(id) && it->second.match == last &&
+           it->second.state != ProgressState::Snapshot;
+  };
+  const bool every_live_one = std::all_of(progress_.begin(), progress_.end(), [&](const auto& entry) {
+    return is_down(entry.first) || caught_up(entry.first);
   });
+  if (!every_live_one) {
+    return false;
+  }
+  if (down_.empty()) {
+    return true;
+  }
+  const auto quorum_of = [&](const std::vector<NodeId>& voters) {
+    return voters.empty() ||
+           majority_value(voters, [&](NodeId id) -> std::uint64_t { return caught_up(id) ? 1 : 0; }) == 1;
+  };
+  return quorum_of(conf_.voters) && quorum_of(conf_.voters_outgoing);
 }
 
 void Core::maybe_quiesce() {
   if (quiesced_ || !can_quiesce()) {
     return;
   }
-  if (std::all_of(progress_.begin(), progress_.end(), [](const auto& entry) { return entry.second.quiesced; })) {
+  if (std::all_of(progress_.begin(), progress_.end(),
+                  [&](const auto& entry) { return entry.second.quiesced || is_down(entry.first); })) {
     quiesced_ = true;
   }
 }
@@ -82,7 +104,11 @@ bool Core::accept_quiesce(const Message& m) {
 }
 
 void Core::report_node_down(NodeId node) {
-  if (!quiesced_ || role_ != Role::Follower || node == 0 || leader_ != node) {
+  if (node == 0 || node == config_.id) {
+    return;
+  }
+  down_.insert(node);
+  if (!quiesced_ || role_ != Role::Follower || leader_ != node) {
     return;
   }
   quiesced_ = false;
@@ -90,6 +116,16 @@ void Core::report_node_down(NodeId node) {
   // The liveness signal already waited about an election timeout: campaign after 1 to
   // election_tick ticks (randomized, so the surviving replicas rarely collide).
   election_elapsed_ = config_.election_tick - 1;
+}
+
+void Core::report_node_up(NodeId node) {
+  if (down_.erase(node) == 0) {
+    return;
+  }
+  // A leader that slept without it wakes: the node may have missed entries, or restarted.
+  if (quiesced_ && role_ == Role::Leader && progress_.contains(node)) {
+    wake_up();
+  }
 }
 
 }  // namespace elfin::raft::internal

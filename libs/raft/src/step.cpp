@@ -23,6 +23,9 @@ void Core::step(Message&& m) {
   if (m.from == config_.id || m.from == 0 || (m.to != 0 && m.to != config_.id)) {
     return;  // misrouted
   }
+  if (!down_.empty()) {
+    report_node_up(m.from);  // it is evidently not down
+  }
   if (quiesced_ && !is_quiesce_handshake(m)) {
     wake_up();  // anything but the handshake itself means the group is not idle
   }

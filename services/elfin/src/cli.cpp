@@ -22,10 +22,6 @@
 #include <elfin/system.hpp>
 #include <elfin/telemeter/telemeter.hpp>
 
-#include "kv_command.hpp"
-#include "shard_command.hpp"
-#include "wal_command.hpp"
-
 #ifndef ELFIN_VERSION
 #define ELFIN_VERSION "unknown"
 #endif
@@ -52,18 +48,7 @@ commands:
   dump [options] FILE...
         Read dump files: merge, sort by time, filter by trace, group, message, time and
         direction; a table, or --json for NDJSON. `{0} dump --help` lists the options.
-  shard [--function jump|shardcake] [--shards N] KEY...
-        Print the shard each key routes to. `{0} shard --help` lists the options.
-  kv cluster start|stop [--dir DIR]
-        Start (or stop) a local 3-pod KV cluster on loopback, its files and data in DIR.
-  kv put|get|delete|cas|scan ...
-        Talk to a KV cluster as a light node. `{0} kv --help` lists the options.
-  wal inspect DIR
-        List a WAL directory's segments, each partition's index range, checksums and any
-        damage with file, byte offset and partition. Changes nothing.
-  wal verify DIR
-        Check a WAL directory as recovery would; exit code 1 if anything is damaged.
-
+{1}
 options:
   -h, --help     this help
   --version      the elfin version
@@ -76,7 +61,16 @@ Topology files and configs: see the guide's "Topology files" and "Configuration"
 // reads it.
 std::string g_program = "elfin";
 
-std::string usage() { return fmt::format(fmt::runtime(kUsage), g_program); }
+// The binary's own commands (cli::main's `commands`). Set once, before anything reads it.
+const std::vector<Command>* g_commands = nullptr;
+
+std::string usage() {
+  std::string added;
+  if (g_commands != nullptr) {
+    for (const auto& command : *g_commands) added += fmt::format(fmt::runtime(command.help), g_program);
+  }
+  return fmt::format(fmt::runtime(kUsage), g_program, added);
+}
 
 struct Args {
   std::string command;
@@ -234,10 +228,12 @@ int dispatch(int argc, char** argv, const BlueprintRegistry& registry) {
     return 0;
   }
   if (command == "dump") return dump({args.begin() + 1, args.end()});
-  if (command == "shard") return shard_command({args.begin() + 1, args.end()}, stdout, stderr);
-  if (command == "wal") return run_wal_command({args.begin() + 1, args.end()}, stdout, stderr);
-  if (command == "kv") return run_kv_command({args.begin() + 1, args.end()}, stdout, stderr);
-  if (command != "run" && command != "check") return usage_error(fmt::format("unknown command `{}`", command));
+  if (command != "run" && command != "check") {
+    for (const auto& added : *g_commands) {
+      if (added.name == command) return added.run({args.begin() + 1, args.end()});
+    }
+    return usage_error(fmt::format("unknown command `{}`", command));
+  }
   for (auto arg : args) {
     if (arg == "-h" || arg == "--help") {
       fmt::print("{}", usage());
@@ -251,12 +247,13 @@ int dispatch(int argc, char** argv, const BlueprintRegistry& registry) {
 
 }  // namespace
 
-int main(int argc, char** argv, const BlueprintRegistry& registry) {
+int main(int argc, char** argv, const BlueprintRegistry& registry, const std::vector<Command>& commands) {
   // Expected failures are values all the way up; an exception here is a bug (or out of memory),
   // reported like any other error rather than as an abort.
   if (argc > 0 && argv[0] != nullptr && *argv[0] != '\0') {
     g_program = std::filesystem::path(argv[0]).filename().string();
   }
+  g_commands = &commands;
   try {
     return dispatch(argc, argv, registry);
   } catch (const std::exception& e) {

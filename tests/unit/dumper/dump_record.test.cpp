@@ -11,7 +11,7 @@ using elfin::dumper::test::sample;
 TEST_CASE("a dump line has exactly the book's fields, in order", "[dumper][format]") {
   auto r = sample(1795341600123456789, "counters", 17, 7226239398017728512);
   r.key = "42";
-  r.kind = MessageKind::Request;
+  r.kind = elfin::dumper::MessageKind::Request;
   r.correlation_id = 12;
   CHECK(line_of(r) ==
         R"({"ts":1795341600123456789,"g":"counters","k":"42","n":1,"s":17,"t":7226239398017728512,"th":3,)"
@@ -31,7 +31,7 @@ TEST_CASE("dump lines read back into the same record", "[dumper][format]") {
   auto r = sample(1795341600123456789, "system.loggers", 9, 1, "Say \"hi\"\n\t\x01", Direction::Out);
   r.key = "käse/1";
   r.class_name = "audit";
-  r.kind = MessageKind::Response;
+  r.kind = elfin::dumper::MessageKind::Response;
   r.correlation_id = 3;
   r.body_json = R"({"list":[1,2.5,"x"],"nested":{"ok":true,"none":null}})";
   auto line = line_of(r);

@@ -24,7 +24,7 @@ struct Say {
   ELFIN_MESSAGE(log_rotation, Say, word);
 };
 
-Task<> talker(Context<> ctx) {
+Task<> word_sayer(Context<> ctx) {
   while (auto envelope = co_await ctx.recv()) {
     if (const auto* say = envelope->get<Say>()) log::info("said {}", say->word);
   }
@@ -33,7 +33,7 @@ Task<> talker(Context<> ctx) {
 // No configurer here: SIGHUP would also make it reload configs, which is harmless but not tested.
 Topology rotating() {
   Topology topology;
-  topology.local("talkers").mount(ActorGroup().exec(talker));
+  topology.local("talkers").mount(ActorGroup().exec(word_sayer));
   topology.local("system.loggers").mount(logger::blueprint());
   return topology;
 }

@@ -15,6 +15,7 @@
 #include <elfin/testing/proxy.hpp>
 
 #include "../eventually.hpp"
+#include "network_info.hpp"
 #include "network_test_config.hpp"
 
 namespace {
@@ -22,6 +23,7 @@ namespace {
 using namespace std::chrono_literals;
 using elfin::network::GetNetworkInfo;
 using elfin::network::NetworkInfo;
+using elfin::network::test::info;
 using elfin::test::eventually;
 
 struct Note {
@@ -77,12 +79,6 @@ elfin::testing::Proxy client(const std::string& address) {
   elfin::network::RemoteGroupOptions remote;
   remote.nodes = {2};
   return node(1, elfin::network::remote_group(std::move(remote)), "127.0.0.1:0", {address});
-}
-
-NetworkInfo info(elfin::testing::Proxy& proxy) {
-  auto answer = proxy.request_fallible(GetNetworkInfo{}, proxy.system().group_addr("system.network"));
-  if (!answer) throw std::runtime_error("GetNetworkInfo failed");
-  return *answer;
 }
 
 bool connected(elfin::testing::Proxy& proxy, std::uint16_t peer) {

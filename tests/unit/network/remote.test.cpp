@@ -23,6 +23,7 @@
 #include <elfin/network/network.hpp>
 #include <elfin/testing/proxy.hpp>
 
+#include "network_info.hpp"
 #include "network_test_config.hpp"
 
 namespace {
@@ -30,6 +31,9 @@ namespace {
 using namespace std::chrono_literals;
 using elfin::network::GetNetworkInfo;
 using elfin::network::NetworkInfo;
+using elfin::network::test::has_peer;
+using elfin::network::test::info;
+using elfin::network::test::wait_info;
 
 struct Add {
   std::string name;
@@ -159,34 +163,10 @@ elfin::testing::Proxy client(std::uint16_t node, std::vector<std::string> peers,
   return elfin::testing::proxy(std::move(topology), "counters", std::move(start), options);
 }
 
-NetworkInfo info(elfin::testing::Proxy& proxy) {
-  auto answer = proxy.request_fallible(GetNetworkInfo{}, proxy.system().group_addr("system.network"));
-  if (!answer) throw std::runtime_error("GetNetworkInfo failed");
-  return *answer;
-}
-
 std::string listen_address(elfin::testing::Proxy& proxy) {
   auto i = info(proxy);
   if (i.listening.empty()) throw std::runtime_error("the node listens nowhere");
   return i.listening.front();
-}
-
-/// Polls until `pred(info)` holds or 10 s pass.
-template <class Pred>
-bool wait_info(elfin::testing::Proxy& proxy, Pred pred) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred(info(proxy))) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return false;
-}
-
-bool has_peer(const NetworkInfo& i, std::uint16_t node) {
-  for (const auto& p : i.peers) {
-    if (p.node_no == node) return true;
-  }
-  return false;
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include <elfin/network/network.hpp>
 #include <elfin/testing/proxy.hpp>
 
+#include "network_info.hpp"
 #include "network_test_config.hpp"
 
 namespace {
@@ -32,6 +33,9 @@ namespace {
 using namespace std::chrono_literals;
 using elfin::network::GetNetworkInfo;
 using elfin::network::NetworkInfo;
+using elfin::network::test::has_peer;
+using elfin::network::test::info;
+using elfin::network::test::wait_info;
 
 struct Bump {
   std::string name;
@@ -109,30 +113,6 @@ elfin::testing::Proxy client_node(std::uint16_t node, const std::string& peer, u
   elfin::testing::ProxyOptions options;
   options.node_no = node;
   return elfin::testing::proxy(std::move(topology), "t0", std::move(start), options);
-}
-
-NetworkInfo info(elfin::testing::Proxy& proxy) {
-  auto answer = proxy.request_fallible(GetNetworkInfo{}, proxy.system().group_addr("system.network"));
-  if (!answer) throw std::runtime_error("GetNetworkInfo failed");
-  return *answer;
-}
-
-bool has_peer(const NetworkInfo& i, std::uint16_t node) {
-  for (const auto& p : i.peers) {
-    if (p.node_no == node) return true;
-  }
-  return false;
-}
-
-/// Polls until `pred(info)` holds or 10 s pass.
-template <class Pred>
-bool wait_info(elfin::testing::Proxy& proxy, Pred pred) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred(info(proxy))) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return false;
 }
 
 /// A text whose every byte depends on its position and `seed`: a torn or shifted copy differs.

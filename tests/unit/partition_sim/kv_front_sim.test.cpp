@@ -19,22 +19,11 @@
 
 namespace {
 
-#ifdef ELFIN_PARTITION_SIM_SANITIZED
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-
-std::uint64_t env_number(const char* name, std::uint64_t fallback) {
-  const char* value = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read before any thread starts
-  return value == nullptr || *value == '\0' ? fallback : std::strtoull(value, nullptr, 10);
-}
-
 /// Runs the scenario's seeds (`first_seed`, +1, ...) and checks each.
 void scenario(const char* name, unsigned fault_kinds, std::uint64_t first_seed) {
-  const std::uint64_t only = env_number("ELFIN_KV_SIM_SEED", 0);
-  const std::uint64_t runs = only != 0 ? 1 : env_number("ELFIN_KV_SIM_RUNS", kSanitized ? 1 : 3);
-  const std::uint64_t operations = env_number("ELFIN_KV_SIM_OPERATIONS", kSanitized ? 300 : 600);
+  const std::uint64_t only = psim::env_number("ELFIN_KV_SIM_SEED", 0);
+  const std::uint64_t runs = only != 0 ? 1 : psim::env_number("ELFIN_KV_SIM_RUNS", psim::kSanitized ? 1 : 3);
+  const std::uint64_t operations = psim::env_number("ELFIN_KV_SIM_OPERATIONS", psim::kSanitized ? 300 : 600);
   psim::RunStats total;
   std::size_t checked = 0;
   const auto started = std::chrono::steady_clock::now();
@@ -103,7 +92,7 @@ TEST_CASE("kv front: the same seed gives the same run through the front: identic
   psim::RunOptions options;
   options.seed = 91;
   options.front = true;
-  options.operations = kSanitized ? 60 : 150;
+  options.operations = psim::kSanitized ? 60 : 150;
   const psim::RunResult a = psim::run(options);
   const psim::RunResult b = psim::run(options);
   INFO(a.describe);

@@ -14,34 +14,18 @@
 
 #include "sim_run.hpp"
 
-namespace {
-
-// Sanitized builds run smaller workloads by default (each run is several times slower there).
-#ifdef ELFIN_PARTITION_SIM_SANITIZED
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-
-std::uint64_t env_number(const char* name, std::uint64_t fallback) {
-  const char* value = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read before any thread starts
-  return value == nullptr || *value == '\0' ? fallback : std::strtoull(value, nullptr, 10);
-}
-
-}  // namespace
-
 TEST_CASE("seeded runs under partitions, crashes and lossy links stay linearizable and lose no acknowledged write",
           "[partition_sim]") {
-  const std::uint64_t default_runs = kSanitized ? 2 : 6;
-  const std::uint64_t only = env_number("ELFIN_PARTITION_SIM_SEED", 0);
-  const std::uint64_t runs = only != 0 ? 1 : env_number("ELFIN_PARTITION_SIM_RUNS", default_runs);
+  const std::uint64_t default_runs = psim::kSanitized ? 2 : 6;
+  const std::uint64_t only = psim::env_number("ELFIN_PARTITION_SIM_SEED", 0);
+  const std::uint64_t runs = only != 0 ? 1 : psim::env_number("ELFIN_PARTITION_SIM_RUNS", default_runs);
   psim::RunStats total;
   std::size_t operations = 0;
   for (std::uint64_t i = 0; i < runs; ++i) {
     const std::uint64_t seed = only != 0 ? only : 1000 + i;
     psim::RunOptions options;
     options.seed = seed;
-    if (kSanitized && only == 0) options.operations = 500;
+    if (psim::kSanitized && only == 0) options.operations = 500;
     const psim::RunResult r = psim::run(options);
     INFO("replay with ELFIN_PARTITION_SIM_SEED=" << seed << " (" << r.describe << ")");
     INFO(r.check.summary());
@@ -74,7 +58,7 @@ TEST_CASE("seeded runs under partitions, crashes and lossy links stay linearizab
 TEST_CASE("the same seed gives the same run: identical history and trace", "[partition_sim]") {
   psim::RunOptions options;
   options.seed = 77;
-  options.operations = kSanitized ? 60 : 120;
+  options.operations = psim::kSanitized ? 60 : 120;
   const psim::RunResult a = psim::run(options);
   const psim::RunResult b = psim::run(options);
   INFO(a.describe);
@@ -88,7 +72,7 @@ TEST_CASE("the same seed gives the same run: identical history and trace", "[par
 
 TEST_CASE("stale reads at any replica are caught as violations (the check has teeth)", "[partition_sim]") {
   std::size_t violating_runs = 0;
-  for (std::uint64_t seed = 2000; seed < (kSanitized ? 2001 : 2003); ++seed) {
+  for (std::uint64_t seed = 2000; seed < (psim::kSanitized ? 2001 : 2003); ++seed) {
     psim::RunOptions options;
     options.seed = seed;
     options.operations = 400;

@@ -21,7 +21,6 @@
 #include <elfin/actors/kv.hpp>
 #include <elfin/actors/partition.hpp>
 #include <elfin/actors/partition/kv_state_machine.hpp>
-#include <elfin/actors/wal.hpp>
 #include <elfin/elfin.hpp>
 #include <elfin/linearizability/checker.hpp>
 #include <elfin/linearizability/recorder.hpp>
@@ -31,7 +30,8 @@
 #include <elfin/testing/sim_cluster.hpp>
 
 #include "../kv_answer.hpp"
-#include "disk_root.hpp"
+#include "../temp_dir.hpp"
+#include "partition_node.hpp"
 #include "register_map.hpp"
 
 namespace psim {
@@ -63,7 +63,7 @@ request_timeout = "2s"
 retry_interval = "20ms"
 )";
 
-elfin::testing::SimClusterOptions cluster_options(std::uint64_t seed, const DiskRoot& root, bool front) {
+elfin::testing::SimClusterOptions cluster_options(std::uint64_t seed, const elfin::test::TempDir& root, bool front) {
   elfin::testing::SimClusterOptions options;
   options.nodes = kNodes;
   options.seed = seed;
@@ -117,27 +117,14 @@ class RecordingKv final : public ap::StateMachine {
 
 elfin::Topology node_topology(SimNode& node, const std::shared_ptr<AppliedLog>& applied, bool with_front) {
   elfin::Topology topology;
-  auto disk = node.disk().file_system();
-  auto wal = topology.local("wal");
-  wal.mount(elfin::actors::wal::blueprint({.file_system = [disk](std::uint32_t) { return disk; }}));
-  elfin::testing::SimRemoteGroupOptions front;
-  for (std::uint16_t n = 1; n <= kNodes; ++n) {
-    if (n != node.node_no()) front.nodes.push_back(n);
-  }
-  front.remote_name = "partitions";
-  front.pick = ap::peer_node;
-  auto peers = topology.local("partitions.peers");
-  peers.mount(elfin::testing::sim_remote_group(std::move(front)));
   ap::Options options;
   options.state_machine = [applied, n = node.node_no(),
                            with_front](std::uint64_t partition) -> std::unique_ptr<ap::StateMachine> {
     if (with_front) return std::make_unique<RecordingKv>(applied, n, partition);
     return std::make_unique<RegisterMap>(applied, n, partition);
   };
+  mount_partition_node(topology, node, kNodes, std::move(options));
   auto partitions = topology.local("partitions");
-  partitions.mount(ap::blueprint(std::move(options)));
-  partitions.route_to(wal, elfin::filters::protocol("wal"));
-  partitions.route_to(peers, elfin::filters::messages<pr::RaftMessage>());
   if (with_front) {  // as the shipped pod topology mounts it (services/kv's cluster files)
     elfin::testing::SimRemoteGroupOptions fronts;
     for (std::uint16_t n = 1; n <= kNodes; ++n) fronts.nodes.push_back(n);
@@ -640,7 +627,7 @@ class Driver {
 
 RunResult run(const RunOptions& options) {
   RunResult result;
-  DiskRoot root("elfin-partition-sim");
+  const elfin::test::TempDir root("elfin-partition-sim", elfin::test::TempDir::Base::memory);
   auto applied = std::make_shared<AppliedLog>();
   SimCluster cluster(cluster_options(options.seed, root, options.front),
                      [applied, front = options.front](SimNode& node) { return node_topology(node, applied, front); });
@@ -673,7 +660,7 @@ std::string first_difference(const RunResult& a, const RunResult& b) {
 }
 
 DeadlineProbe probe_front_deadline(std::uint64_t seed) {
-  DiskRoot root("elfin-partition-sim");
+  const elfin::test::TempDir root("elfin-partition-sim", elfin::test::TempDir::Base::memory);
   auto applied = std::make_shared<AppliedLog>();
   SimCluster cluster(cluster_options(seed, root, true),
                      [applied](SimNode& node) { return node_topology(node, applied, true); });

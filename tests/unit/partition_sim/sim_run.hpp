@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,19 @@
 #include <elfin/linearizability/kv_model.hpp>
 
 namespace psim {
+
+/// Sanitized builds run smaller workloads by default (each run is several times slower there).
+#ifdef ELFIN_PARTITION_SIM_SANITIZED
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+/// A numeric knob from the environment (seeds, runs, operations), `fallback` when unset.
+inline std::uint64_t env_number(const char* name, std::uint64_t fallback) {
+  const char* value = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read before any thread starts
+  return value == nullptr || *value == '\0' ? fallback : std::strtoull(value, nullptr, 10);
+}
 
 /// The faults a run may inject (a mask); the seed draws among the enabled ones.
 enum FaultKind : unsigned {

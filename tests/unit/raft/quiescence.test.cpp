@@ -1,6 +1,7 @@
 // Quiescence: an idle group stops ticking and heartbeating once every replica holds the whole,
 // committed log; anything but the handshake wakes it; a lagging replica keeps it awake; a
-// quiesced follower campaigns only when told its leader's node is down.
+// quiesced follower campaigns only when told its leader's node is down; a follower reported down
+// does not keep a quorum that is caught up awake.
 #include <catch2/catch.hpp>
 
 #include "test_util.hpp"
@@ -243,4 +244,90 @@ TEST_CASE("a restarted follower wakes a quiesced group with its pre-vote and rej
   CHECK(cluster.node(leader).term() == term);  // pre-vote: the leader was not disturbed
   CHECK(tick_until_quiesced(cluster) >= 0);
   CHECK(cluster.failure() == "");
+}
+
+TEST_CASE(
+    "a leader quiesces without a follower reported down once the rest are caught up; healed, the follower "
+    "wakes the group and catches up",
+    "[raft]") {
+  sim::Cluster cluster(quiet(3));
+  const NodeId leader = elect_by_ticks(cluster);
+  REQUIRE(leader != 0);
+  const NodeId gone = leader == 3 ? 2 : 3;
+  const NodeId other = 6 - leader - gone;
+  cluster.isolate(gone);
+  for (int k = 0; k < 5; ++k) REQUIRE(cluster.propose(leader));
+  cluster.settle();
+  idle(cluster, 30);
+  REQUIRE_FALSE(cluster.node(leader).quiesced());  // as before: it waits for every follower
+  cluster.node(leader).report_node_down(gone);
+  int ticks = 0;
+  while (!(cluster.node(leader).quiesced() && cluster.node(other).quiesced()) && ticks < 50) {
+    cluster.tick_all();
+    cluster.settle();
+    ++ticks;
+  }
+  INFO("ticks until the two quiesced: " << ticks);
+  REQUIRE(cluster.node(leader).quiesced());
+  REQUIRE(cluster.node(other).quiesced());
+  const Term term = cluster.node(leader).term();
+  const std::uint64_t heartbeats = cluster.sent(MessageType::Heartbeat);
+  idle(cluster, 200);  // the cut-off follower campaigns into the void meanwhile
+  CHECK(cluster.sent(MessageType::Heartbeat) == heartbeats);
+  CHECK(cluster.node(leader).quiesced());
+  CHECK(cluster.node(leader).term() == term);
+  CHECK(cluster.applied_index(gone) < cluster.node(leader).last_index());
+  cluster.heal();
+  ticks = 0;
+  while (!all_quiesced(cluster) && ticks < 100) {
+    cluster.tick_all();
+    cluster.settle();
+    ++ticks;
+  }
+  INFO("ticks after the heal: " << ticks);
+  CHECK(all_quiesced(cluster));
+  CHECK(cluster.node(leader).role() == Role::Leader);  // pre-vote: the returning node disturbed no one
+  CHECK(cluster.applied_index(gone) == cluster.node(leader).last_index());
+  CHECK(cluster.failure() == "");
+}
+
+TEST_CASE(
+    "report_node_up wakes a leader that quiesced without that follower, and it stays awake until the follower "
+    "answers",
+    "[raft]") {
+  sim::Cluster cluster(quiet(3));
+  const NodeId leader = elect_by_ticks(cluster);
+  REQUIRE(leader != 0);
+  const NodeId gone = leader == 3 ? 2 : 3;
+  cluster.crash(gone);
+  REQUIRE(cluster.propose(leader));
+  cluster.settle();
+  cluster.node(leader).report_node_down(gone);
+  REQUIRE(tick_until_quiesced(cluster) >= 0);  // the crashed node does not count
+  const std::uint64_t heartbeats = cluster.sent(MessageType::Heartbeat);
+  cluster.node(leader).report_node_up(gone);
+  CHECK_FALSE(cluster.node(leader).quiesced());
+  idle(cluster, 20);
+  CHECK_FALSE(cluster.node(leader).quiesced());  // up but silent: it keeps the group awake
+  CHECK(cluster.sent(MessageType::Heartbeat) > heartbeats);
+  cluster.restart(gone);
+  CHECK(tick_until_quiesced(cluster, 100) >= 0);
+  CHECK(cluster.applied_index(gone) == cluster.node(leader).last_index());
+  CHECK(cluster.failure() == "");
+}
+
+TEST_CASE("a leader whose followers are all reported down does not quiesce: it alone is no quorum", "[raft]") {
+  sim::Cluster cluster(quiet(3));
+  const NodeId leader = elect_by_ticks(cluster);
+  REQUIRE(leader != 0);
+  for (NodeId id : cluster.ids()) {
+    if (id == leader) continue;
+    cluster.crash(id);
+    cluster.node(leader).report_node_down(id);
+  }
+  for (int k = 0; k < 30 && cluster.node(leader).role() == Role::Leader; ++k) {
+    cluster.tick_all();
+    cluster.settle();
+    CHECK_FALSE(cluster.node(leader).quiesced());
+  }
 }

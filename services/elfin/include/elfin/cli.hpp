@@ -1,5 +1,6 @@
-// The `elfin` command line, as a library: the `elfin` binary is this plus a registry of every
-// blueprint the project ships, and a user's own binary gets the same commands for its groups.
+// The `elfin` command line, as a library: a user's own binary gets the framework's commands for
+// its groups, and may add commands of its own. The `elfin` binary is this plus a registry of every
+// blueprint the project ships and the project's commands (`shard`, `wal`, `kv`).
 //
 //   int main(int argc, char** argv) {
 //     elfin::BlueprintRegistry registry;
@@ -8,20 +9,23 @@
 //     return elfin::cli::main(argc, argv, registry);
 //   }
 //
-// Commands:
-//   elfin run <topology.toml> [--config <file>]    start the node; stop on SIGTERM/SIGINT
-//   elfin check <topology.toml> [--config <file>] [--strict]
-//                                                  validate topology and config, start nothing
-//   elfin blueprints                               list the registered blueprints
-//   elfin dump [options] FILE...                   read dump files
-//   elfin shard [--function F] [--shards N] KEY... print the shard of each key (libs/hashing)
-//   elfin wal inspect|verify DIR                   read a WAL directory (libs/wal), change nothing
-//   elfin --help | --version
+// Commands (the binary names itself in help and errors):
+//   <binary> run <topology.toml> [--config <file>]    start the node; stop on SIGTERM/SIGINT
+//   <binary> check <topology.toml> [--config <file>] [--strict]
+//                                                     validate topology and config, start nothing
+//   <binary> blueprints                               list the registered blueprints
+//   <binary> dump [options] FILE...                   read dump files
+//   <binary> --help | --version
 //
 // Exit codes: 0 success; 1 invalid topology or config, or the node failed; 2 bad usage.
 //
 // Thread safety: `main` is called once, from the main thread.
 #pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <elfin/blueprint_registry.hpp>
 #include <elfin/topology_file.hpp>
@@ -39,7 +43,18 @@ void register_framework(BlueprintRegistry& registry);
                                                             const std::string& config_override,
                                                             const BlueprintRegistry& registry);
 
-/// Runs the command line; returns the process exit code.
-[[nodiscard]] int main(int argc, char** argv, const BlueprintRegistry& registry);
+/// A command a binary adds to the framework's own.
+struct Command {
+  std::string name;
+  /// Its entry in the help: "  name ARGS\n        What it does.\n" lines; `{0}` is the binary's name.
+  std::string help;
+  /// Runs it with the arguments after its name; returns the process exit code.
+  std::function<int(const std::vector<std::string_view>& args)> run;
+};
+
+/// Runs the command line; returns the process exit code. `commands` come after the framework's
+/// (a name the framework uses is never looked up in them).
+[[nodiscard]] int main(int argc, char** argv, const BlueprintRegistry& registry,
+                       const std::vector<Command>& commands = {});
 
 }  // namespace elfin::cli

@@ -19,7 +19,9 @@
 // on any proposal, read, membership change or transfer, on any message but the quiescing
 // handshake itself, and on wake(); a waking leader heartbeats at once, which wakes its followers.
 // A lagging or partitioned replica therefore keeps its group awake (its leader cannot quiesce
-// without it), and a replica that restarts wakes the group with its first (pre-)vote. What a
+// without it) unless the application reported its node down (report_node_down): then the leader
+// sleeps once the rest of a quorum is caught up, and wakes when the node is reported up or is
+// heard from. A replica that restarts wakes the group with its first (pre-)vote. What a
 // quiesced follower cannot see by itself is its leader's death: the application reports it with
 // report_node_down() (from a per-node liveness signal), and the follower then forgets the leader
 // and campaigns within an election timeout. A quiesced follower never campaigns on its own.
@@ -92,8 +94,12 @@ class Node {
   void report_snapshot(NodeId node, bool ok);
   /// `node`'s process is gone (its liveness signal lapsed). A quiesced follower whose leader is
   /// there wakes, forgets the leader (so it grants votes) and campaigns after 1 to
-  /// election_tick ticks; ignored otherwise (an awake follower notices by itself).
+  /// election_tick ticks (an awake follower notices by itself). A leader may quiesce without a
+  /// follower there while the others it needs for a quorum are caught up.
   void report_node_down(NodeId node);
+  /// `node` is back (its liveness signal resumed; any message from it counts too): a leader that
+  /// quiesced without it wakes to catch it up.
+  void report_node_up(NodeId node);
   /// Leaves quiescence (ignored when awake), for application events the Node does not see.
   void wake();
   /// Quiesced: tick() does nothing and nothing is sent until something wakes the Node.

@@ -1,0 +1,39 @@
+// What the in-process multi-node tests ask a node's network battery: its listening addresses and
+// peers (GetNetworkInfo), and a poll with a deadline until they show what a test waits for.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <thread>
+
+#include <elfin/network/network.hpp>
+#include <elfin/testing/proxy.hpp>
+
+namespace elfin::network::test {
+
+inline NetworkInfo info(elfin::testing::Proxy& proxy) {
+  auto answer = proxy.request_fallible(GetNetworkInfo{}, proxy.system().group_addr("system.network"));
+  if (!answer) throw std::runtime_error("GetNetworkInfo failed");
+  return *answer;
+}
+
+inline bool has_peer(const NetworkInfo& i, std::uint16_t node) {
+  for (const auto& p : i.peers) {
+    if (p.node_no == node) return true;
+  }
+  return false;
+}
+
+/// Polls until `pred(info)` holds or 10 s pass.
+template <class Pred>
+bool wait_info(elfin::testing::Proxy& proxy, Pred pred) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred(info(proxy))) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+}  // namespace elfin::network::test

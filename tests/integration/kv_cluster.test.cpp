@@ -49,16 +49,6 @@ std::uint64_t version_in(const std::string& out) {
   return std::stoull(out.substr(at + 8));
 }
 
-elfin::kv::Client connect(const std::vector<std::string>& pods, std::uint16_t node) {
-  elfin::kv::ClientOptions options;
-  options.pods = pods;
-  options.node = node;
-  options.timeout = 20s;
-  auto client = elfin::kv::Client::connect(options);
-  if (!client) FAIL(client.error());
-  return std::move(*client);
-}
-
 }  // namespace
 
 TEST_CASE(
@@ -93,21 +83,22 @@ TEST_CASE(
   CHECK(cluster.kv({"get"}).code == 2);
 
   // The client class, from this process.
-  auto client = connect(cluster.pods(), 60001);
-  const auto written = client.put("class:1", "one");
+  auto client = elfin::test::kv_client(cluster.pods(), 60001);
+  if (!client) FAIL(client.error());
+  const auto written = client->put("class:1", "one");
   REQUIRE(written);
-  CHECK(client.get("class:1").value() == pk::Found{true, "one", written->version});
-  const auto refused = client.delete_if_version("class:1", written->version + 1);
+  CHECK(client->get("class:1").value() == pk::Found{true, "one", written->version});
+  const auto refused = client->delete_if_version("class:1", written->version + 1);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().kind == pk::KvErrorKind::VersionMismatch);
-  CHECK(client.delete_if_version("class:1", written->version).value().existed);
+  CHECK(client->delete_if_version("class:1", written->version).value().existed);
   // Put latency through the client class (one client, one request at a time), for the docs' figure.
-  REQUIRE(client.put("latency", "first"));  // the shard's Raft group exists from here on
+  REQUIRE(client->put("latency", "first"));  // the shard's Raft group exists from here on
   constexpr std::size_t kPuts = 200;
   std::vector<std::int64_t> micros;
   for (std::size_t i = 0; i < kPuts; ++i) {
     const auto started = std::chrono::steady_clock::now();
-    REQUIRE(client.put("latency", std::to_string(i)));
+    REQUIRE(client->put("latency", std::to_string(i)));
     micros.push_back(
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count());
   }
@@ -126,7 +117,7 @@ TEST_CASE(
   pk::Scan all;
   all.prefix = "scan:";
   all.limit = 10;
-  const auto scanned = client.scan(all);
+  const auto scanned = client->scan(all);
   REQUIRE(scanned);
   REQUIRE(scanned->entries.size() == 3);
   CHECK(scanned->entries[2].key == "scan:c");
@@ -159,11 +150,7 @@ TEST_CASE(
   std::atomic<bool> stop{false};
   std::atomic<bool> writer_connected{true};
   std::thread writer([&] {
-    elfin::kv::ClientOptions options;
-    options.pods = cluster.pods();
-    options.node = 60002;
-    options.timeout = 20s;
-    auto client = elfin::kv::Client::connect(options);
+    auto client = elfin::test::kv_client(cluster.pods(), 60002);
     if (!client) {
       writer_connected = false;  // reported by the test thread (Catch2 asserts on one thread only)
       return;
@@ -211,10 +198,11 @@ TEST_CASE(
   CHECK(later);
 
   // Every acknowledged write is there, with its version, read linearizably...
-  auto reader = connect(cluster.pods(), 60003);
+  auto reader = elfin::test::kv_client(cluster.pods(), 60003);
+  if (!reader) FAIL(reader.error());
   std::size_t lost = 0;
   for (const auto& [key, written] : acked) {
-    auto got = reader.get(key);
+    auto got = reader->get(key);
     if (!got || !got->found || got->value != "value of " + key || got->version != written.version) {
       ++lost;
       UNSCOPED_INFO(
@@ -224,12 +212,13 @@ TEST_CASE(
   }
   CHECK(lost == 0);
   // ... and the restarted pod recovered them and caught up (its own replica, a stale read).
-  auto at_pod1 = connect({cluster.pods()[0]}, 60004);
+  auto at_pod1 = elfin::test::kv_client({cluster.pods()[0]}, 60004);
+  if (!at_pod1) FAIL(at_pod1.error());
   const auto& last = *acked.rbegin();
   bool caught_up = false;
   const auto deadline = std::chrono::steady_clock::now() + 30s;
   while (!caught_up && std::chrono::steady_clock::now() < deadline) {
-    auto got = at_pod1.get(last.first, true);
+    auto got = at_pod1->get(last.first, true);
     caught_up = got && got->found && got->version == last.second.version;
     if (!caught_up) std::this_thread::sleep_for(20ms);
   }
@@ -238,7 +227,8 @@ TEST_CASE(
 
 TEST_CASE("kv: the client class serves calls from many threads at once, over one light node", "[integration][kv]") {
   LocalCluster cluster;
-  auto client = connect(cluster.pods(), 60003);
+  auto client = elfin::test::kv_client(cluster.pods(), 60003);
+  if (!client) FAIL(client.error());
   // A few keys per thread in a few shards: the run is about concurrent calls, not about creating
   // Raft groups.
   constexpr int kThreads = 8;
@@ -252,7 +242,7 @@ TEST_CASE("kv: the client class serves calls from many threads at once, over one
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
-        auto written = client.put(key(t, i), fmt::format("{}-{}", t, i));
+        auto written = client->put(key(t, i), fmt::format("{}-{}", t, i));
         if (!written) {
           ++failed;
           std::lock_guard lock(errors_mu);
@@ -270,7 +260,7 @@ TEST_CASE("kv: the client class serves calls from many threads at once, over one
   // Each key holds its thread's last write to it.
   for (int t = 0; t < kThreads; ++t) {
     for (int i = kPerThread - 5; i < kPerThread; ++i) {
-      auto got = client.get(key(t, i));
+      auto got = client->get(key(t, i));
       REQUIRE(got);
       CHECK(got->found);
       CHECK(got->value == fmt::format("{}-{}", t, i));

@@ -47,16 +47,6 @@ class PlacedCluster : public elfin::test::KvLocalCluster {
   }
 };
 
-elfin::kv::Client connect(const std::vector<std::string>& pods, std::uint16_t node) {
-  elfin::kv::ClientOptions options;
-  options.pods = pods;
-  options.node = node;
-  options.timeout = 20s;
-  auto client = elfin::kv::Client::connect(options);
-  if (!client) FAIL(client.error());
-  return std::move(*client);
-}
-
 /// Per pod (kv-pod-N) the replica count the manager's map gives it, from `elfin shard --assignments`.
 std::map<std::string, int> replica_counts(elfin::test::KvLocalCluster& cluster) {
   std::map<std::string, int> out;
@@ -130,9 +120,10 @@ void write_keys(elfin::kv::Client& client, int count) {
 /// A writer thread: puts w<i> = <i> until stopped, remembering the acknowledged ones.
 class Writer {
  public:
-  /// Connects on the test's thread (a failure there fails the test), then writes on its own.
-  explicit Writer(const std::vector<std::string>& pods)
-      : client_(connect(pods, 60011)), thread_([this] {
+  /// Takes a client connected on the test's thread (a failure there fails the test) and writes
+  /// on its own.
+  explicit Writer(elfin::kv::Client client)
+      : client_(std::move(client)), thread_([this] {
           for (int i = 0; !stop_; ++i) {
             const std::string key = fmt::format("w{}", i);
             if (client_.put(key, std::to_string(i))) {
@@ -180,9 +171,10 @@ TEST_CASE("kv placement: with a manager and replication factor 3 on 3 pods, ever
   REQUIRE(got.code == 0);
   CHECK_THAT(got.out, Catch::EndsWith("\nalice\n"));
 
-  auto client = connect(cluster.pods(), 60001);
-  write_keys(client, 64);
-  for (int i = 0; i < 64; ++i) CHECK(client.get(fmt::format("k{}", i)).value().value == fmt::format("v{}", i));
+  auto client = elfin::test::kv_client(cluster.pods(), 60001);
+  if (!client) FAIL(client.error());
+  write_keys(*client, 64);
+  for (int i = 0; i < 64; ++i) CHECK(client->get(fmt::format("k{}", i)).value().value == fmt::format("v{}", i));
   CHECK(eventually(
       [&] {
         return replica_counts(cluster) ==
@@ -199,10 +191,13 @@ TEST_CASE("kv placement: a 4th pod receives its share of replicas under a writer
   // Shards first written once every pod is in the map start on their final three pods.
   REQUIRE(eventually([&] { return replica_counts(cluster).size() == 3; }, 20s));
   {
-    auto client = connect(cluster.pods(), 60002);
-    write_keys(client, 64);
+    auto client = elfin::test::kv_client(cluster.pods(), 60002);
+    if (!client) FAIL(client.error());
+    write_keys(*client, 64);
   }
-  Writer writer(cluster.pods());
+  auto writer_client = elfin::test::kv_client(cluster.pods(), 60011);
+  if (!writer_client) FAIL(writer_client.error());
+  Writer writer(std::move(*writer_client));
   REQUIRE(eventually([&] { return writer.acknowledged() >= 50; }, 20s));
 
   const auto added_at = std::chrono::steady_clock::now();
@@ -225,14 +220,15 @@ TEST_CASE("kv placement: a 4th pod receives its share of replicas under a writer
        << writer.acknowledged() - before << " writes acknowledged from the add to the end, " << writer.failed()
        << " failed");
 
-  auto client = connect(cluster.pods(), 60003);
+  auto client = elfin::test::kv_client(cluster.pods(), 60003);
+  if (!client) FAIL(client.error());
   for (int i = 0; i < 64; ++i) {
     INFO(i);
-    CHECK(client.get(fmt::format("k{}", i)).value().value == fmt::format("v{}", i));
+    CHECK(client->get(fmt::format("k{}", i)).value().value == fmt::format("v{}", i));
   }
   for (const auto& key : writer.keys()) {
     INFO(key);
-    CHECK(client.get(key).value().value == key.substr(1));
+    CHECK(client->get(key).value().value == key.substr(1));
   }
 }
 
@@ -244,8 +240,9 @@ TEST_CASE("kv placement: a killed pod's replicas are re-created on the remaining
                std::map<std::string, int>{{"kv-pod-1", 12}, {"kv-pod-2", 12}, {"kv-pod-3", 12}, {"kv-pod-4", 12}};
       },
       20s));
-  auto client = connect(cluster.pods(), 60004);
-  write_keys(client, 64);
+  auto client = elfin::test::kv_client(cluster.pods(), 60004);
+  if (!client) FAIL(client.error());
+  write_keys(*client, 64);
   Statuses statuses(cluster.pods(), 60023);
   REQUIRE(eventually([&] { return statuses.voter_of(4) == 12; }, 30s));
 
@@ -257,10 +254,11 @@ TEST_CASE("kv placement: a killed pod's replicas are re-created on the remaining
   WARN("a killed pod's replicas re-created on the other 3 after "
        << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed_at).count()
        << " ms");
-  auto fresh = connect({cluster.pods()[0], cluster.pods()[1], cluster.pods()[2]}, 60005);
+  auto fresh = elfin::test::kv_client({cluster.pods()[0], cluster.pods()[1], cluster.pods()[2]}, 60005);
+  if (!fresh) FAIL(fresh.error());
   for (int i = 0; i < 64; ++i) {
     INFO(i);
-    CHECK(fresh.get(fmt::format("k{}", i)).value().value == fmt::format("v{}", i));
+    CHECK(fresh->get(fmt::format("k{}", i)).value().value == fmt::format("v{}", i));
   }
-  REQUIRE(fresh.put("after", "kill"));
+  REQUIRE(fresh->put("after", "kill"));
 }

@@ -35,13 +35,26 @@
 // A proposal is answered Proposed when its entry is applied here, Dropped when another entry
 // (another term) was applied at its index, Timeout after `proposal_timeout`. A follower answers
 // NotLeader with the leader it knows. A WAL error fails the actor: it restarts and recovers.
+//
+// A replica removed from the membership (RemoveReplica, or the placement table's reconcile) learns
+// it when it applies its own removal: the leader that applied a removal tells the removed node the
+// commit index (one Heartbeat, capped at what that node holds). The removed actor then deletes its
+// snapshot files, drops its log from the WAL and checkpoints past its last index (so the WAL's
+// segments can retire), and ends; a later re-add starts blank. The WAL forgets indexes at or below
+// a checkpoint, so the replica leaves a marker `<snapshot_dir>/<partition>.released` with that
+// index, and a re-added replica refuses snapshots below it (the leader snapshots when it adds a
+// learner, so the one it sends is recent).
 #include "actor.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -64,6 +77,7 @@
 #include <elfin/raft/node.hpp>
 #include <elfin/raft/ready.hpp>
 #include <elfin/stream.hpp>
+#include <elfin/telemetry.hpp>
 
 #include "liveness.hpp"
 #include "placement.hpp"
@@ -102,6 +116,8 @@ using Clock = std::chrono::steady_clock;
 
 /// Requests taken from the mailbox before the Node's Ready is executed (one WAL round for all).
 constexpr int kBatchMessages = 256;
+/// Reconcile rounds a removal waits for a lagging replica to catch up (see reconcile()).
+constexpr std::uint32_t kRemoveWaits = 3;
 
 pr::Role wire_role(rf::Role role) {
   switch (role) {
@@ -148,7 +164,13 @@ class PartitionActor {
         co_await dispatch(*more);
       }
       drive();
+      // Removed from the membership: once nothing is being written any more, clean up and end.
+      if (removed_ && jobs_.empty() && !persisting_) break;
       sleep_or_wake();
+    }
+    if (removed_ && jobs_.empty() && !persisting_) {
+      co_await release();
+      co_return;
     }
     fail_everything(pr::RaftErrorKind::ShuttingDown, "the partition actor is terminating");
   }
@@ -213,6 +235,7 @@ class PartitionActor {
       targets_ = std::move(placement->replicas);
       settled_ = placement->settled;
     }
+    released_up_to_ = read_released(released_marker());
     auto loaded = load_latest_snapshot(dir_);
     if (!loaded) throw std::runtime_error(fmt::format("partition {}: {}", partition_, loaded.error()));
     if (const std::optional<pr::Snapshot>& found = loaded.value(); found) {
@@ -346,6 +369,16 @@ class PartitionActor {
   void on_tick(const Tick&) {
     ++ticks_taken_;
     node_->tick();
+    tell_removed();
+    // A voter that knows no leader: the partition cannot take writes through this replica. The
+    // rate of this counter is the replicas without a leader, in ticks per second (alerts.yml).
+    // A replica the placement table moved away is not counted: it may not have learnt its
+    // removal (it was down then) and campaigns in vain.
+    const bool placed_here =
+        targets_.empty() || std::find(targets_.begin(), targets_.end(), node_id_) != targets_.end();
+    if (node_->leader() == 0 && node_->conf().is_voter(node_id_) && placed_here) {
+      metrics::increment_counter("elfin_partition_leaderless_ticks_total");
+    }
     expire(now());
     if (bootstrap_in_ != 0 && --bootstrap_in_ == 0 && may_bootstrap_now()) bootstrap_now();
     if (config_.from_assignment() && ++reconcile_elapsed_ >= config_.reconcile_ticks) {
@@ -398,6 +431,15 @@ class PartitionActor {
       case Kind::Promote:
         return change(rf::ConfChangeKind::AddVoter, "promoting");
       case Kind::Remove:
+        // A live replica that lags gets a few rounds to catch up first: it must hold the removal
+        // entry to learn of its removal (and clean up); a dead one is removed after them.
+        if (step.node != node_id_ && node_->match(step.node).value_or(0) < node_->last_index() &&
+            remove_waits_ < kRemoveWaits) {
+          ++remove_waits_;
+          return;
+        }
+        remove_waits_ = 0;
+        removing_ = step.node;
         return change(rf::ConfChangeKind::RemoveNode, "removing");
       case Kind::TransferLeader:
         if (node_->transferee() == 0) {
@@ -448,8 +490,9 @@ class PartitionActor {
   /// toward a new placement table left keeps ticking: the steps are taken on ticks, and the
   /// first one (a membership change) wakes the Node.
   void sleep_or_wake() {
-    const bool idle = node_->quiesced() && pending_.empty() && conf_changes_.empty() && reads_asked_.empty() &&
-                      reads_ready_.empty() && transfers_.empty() && jobs_.empty() &&
+    const bool telling = removed_peer_ && removed_peer_->matched >= removed_peer_->index;
+    const bool idle = !telling && node_->quiesced() && pending_.empty() && conf_changes_.empty() &&
+                      reads_asked_.empty() && reads_ready_.empty() && transfers_.empty() && jobs_.empty() &&
                       reconcile_step().kind == ReconcileStep::Kind::None;
     if (idle == asleep_) return;
     asleep_ = idle;
@@ -470,6 +513,21 @@ class PartitionActor {
     if (!m) {
       log::debug("partition {}: dropped a Raft message of a type this build does not know", partition_);
       return;
+    }
+    if (m->type == rf::MessageType::InstallSnapshot && m->snapshot && m->snapshot->meta.index < released_up_to_) {
+      // The WAL forgot this replica's indexes up to released_up_to_ when it was removed: entries
+      // after an older snapshot would not be read back after a restart. The leader sends a newer
+      // one (it snapshots when it adds a learner).
+      log::info("partition {}: refused snapshot {} below the index {} released at a removal", partition_,
+                m->snapshot->meta.index, released_up_to_);
+      return;
+    }
+    if (removed_peer_ && m->from == removed_peer_->node) {
+      // The node removed last acknowledged the append carrying its removal: tell it.
+      if (m->type == rf::MessageType::AppendResponse && !m->reject && m->term == removed_peer_->term) {
+        removed_peer_->matched = std::max(removed_peer_->matched, m->index);
+        tell_removed();
+      }
     }
     node_->step(*m);
   }
@@ -578,6 +636,7 @@ class PartitionActor {
   }
 
   void on_remove_replica(const pr::RemoveReplica& remove, ResponseToken<pr::RemoveReplica> token) {
+    removing_ = remove.node;
     change_membership(remove, std::move(token), rf::ConfChangeKind::RemoveNode);
   }
 
@@ -606,6 +665,11 @@ class PartitionActor {
   /// queues the writes (the persister below performs them in order).
   void drive() {
     while (node_->has_ready()) {
+      // How far the node being removed matches, read while it is still tracked (the Ready applies
+      // the removal and forgets it).
+      if (removing_ != 0) {
+        if (const auto match = node_->match(removing_)) removing_match_ = *match;
+      }
       rf::Ready ready = node_->ready();
       observe(ready);
       send(ready.messages);
@@ -802,6 +866,7 @@ class PartitionActor {
         response = machine_->apply(entry.index, entry.data);
       applied_ = entry.index;
       applied_term_ = entry.term;
+      if (entry.kind == rf::EntryKind::ConfChange) applied_membership(entry);
       if (auto it = pending_.find(entry.index); it != pending_.end()) {
         if (it->second.term == entry.term) {
           std::move(it->second.token).respond(pr::Proposed{partition_, entry.index, entry.term, std::move(response)});
@@ -842,7 +907,8 @@ class PartitionActor {
   /// durable, a failed checkpoint only keeps segments longer).
   void maybe_snapshot() {
     const std::uint64_t last = snapshot_ ? snapshot_->meta.index : 0;
-    if (applied_ < last + config_.snapshot_every) return;
+    if (applied_ < last + config_.snapshot_every && !(snapshot_soon_ && applied_ > last)) return;
+    snapshot_soon_ = false;
     rf::Snapshot snapshot;
     snapshot.meta.index = applied_;
     snapshot.meta.term = applied_term_;
@@ -862,6 +928,99 @@ class PartitionActor {
 
   void on_checkpointed(const CheckpointDone& checkpointed) {
     if (!checkpointed.ok) log::warn("partition {}: WAL checkpoint at {} failed", partition_, checkpointed.index);
+  }
+
+  // --- removal -----------------------------------------------------------------------------
+
+  /// A membership change just applied here (the Node's conf already has it).
+  void applied_membership(const rf::Entry& entry) {
+    const auto change = rf::decode_conf_change(entry.data);
+    if (!change) return;
+    if (change->kind == rf::ConfChangeKind::RemoveNode && change->node == node_id_ &&
+        !node_->conf().is_member(node_id_)) {
+      log::info("partition {}: removed from the membership at index {}", partition_, entry.index);
+      removed_ = true;
+    } else if (change->kind == rf::ConfChangeKind::RemoveNode && change->node == removing_) {
+      // The removed node hears from nobody any more: tell it its removal is committed, once it
+      // is known to hold the entry (now, or when its answer to the append carrying it comes).
+      removed_peer_ = RemovedPeer{removing_, entry.index, node_->term(), removing_match_};
+      tell_removed();
+      removing_ = 0;
+      removing_match_ = 0;
+    } else if (change->kind == rf::ConfChangeKind::AddLearner && node_->role() == rf::Role::Leader) {
+      // The learner catches up from a snapshot: a recent one (a replica removed before refuses
+      // those below what it released).
+      snapshot_soon_ = true;
+    }
+  }
+
+  /// A Heartbeat to the node this leader removed, with the removal's index as commit, once that
+  /// node is known to hold the entry (its log matches this leader's up to `matched`): it commits
+  /// and applies its removal. Sent again on the next tick when the forwarder was full.
+  void tell_removed() {
+    if (!removed_peer_ || removed_peer_->matched < removed_peer_->index) return;
+    if (node_->term() != removed_peer_->term || node_->role() != rf::Role::Leader) {
+      removed_peer_.reset();  // a new leader does not know this replica any more
+      return;
+    }
+    rf::Message told;
+    told.type = rf::MessageType::Heartbeat;
+    told.from = node_id_;
+    told.to = removed_peer_->node;
+    told.term = removed_peer_->term;
+    told.commit = removed_peer_->index;
+    if (ctx_.try_send(to_wire(partition_, told))) removed_peer_.reset();
+  }
+
+  [[nodiscard]] std::filesystem::path released_marker() const {
+    return std::filesystem::path(config_.snapshot_dir) / fmt::format("{}.released", partition_);
+  }
+
+  static rf::Index read_released(const std::filesystem::path& marker) {
+    std::ifstream in(marker);
+    rf::Index index = 0;
+    in >> index;
+    return in ? index : 0;
+  }
+
+  /// Writes the marker durably (file and directory synced): it must outlive the checkpoint.
+  static bool write_released(const std::filesystem::path& marker, rf::Index index) {
+    const std::string text = fmt::format("{}\n", index);
+    const std::string temp = marker.string() + ".tmp";
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return false;
+    const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
+    ::close(fd);
+    if (!written || ::rename(temp.c_str(), marker.c_str()) != 0) return false;
+    const int dir = ::open(marker.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return false;
+    const bool synced = ::fsync(dir) == 0;
+    ::close(dir);
+    return synced;
+  }
+
+  /// The end of a removed replica: nothing of it stays but the marker.
+  Task<> release() {
+    fail_everything(pr::RaftErrorKind::NotLeader, "this replica was removed from the partition's membership");
+    ticks_->stop();
+    if (asleep_) std::ignore = ctx_.unbounded_send_to(ctx_.group_addr(), Unwatch{partition_});
+    const rf::Index last = std::max({node_->last_index(), applied_, released_up_to_});
+    std::error_code error;
+    std::filesystem::create_directories(config_.snapshot_dir, error);
+    if (!write_released(released_marker(), last)) {
+      log::warn("partition {}: cannot write {}; the WAL keeps the removed replica's log", partition_,
+                released_marker().string());
+      co_return;
+    }
+    std::filesystem::remove_all(dir_, error);
+    if (error) log::warn("partition {}: removing {}: {}", partition_, dir_, error.message());
+    auto truncated = co_await ctx_.request(pw::TruncateAfter{partition_, 0});
+    auto checkpointed = co_await ctx_.request(pw::Checkpoint{partition_, last});
+    const bool ok = truncated && *truncated && checkpointed && *checkpointed;
+    log::info(
+        "partition {}: removed replica cleaned up: snapshots deleted, WAL log dropped{}", partition_,
+        ok ? fmt::format(" and released up to {} ({} segments retired)", last, checkpointed->value().segments_retired)
+           : std::string(", the WAL did not confirm it"));
   }
 
   // --- deadlines and shutdown ---------------------------------------------------------------
@@ -946,8 +1105,21 @@ class PartitionActor {
   std::uint64_t placement_epoch_ = 0;  ///< of the table `targets_` comes from
   std::vector<rf::NodeId> targets_;    ///< placement "assignment": where the replicas should be
   std::uint32_t reconcile_elapsed_ = 0;
-  bool settled_ = false;            ///< this table's owner is the first one named (PlacementOf)
-  std::uint32_t bootstrap_in_ = 0;  ///< ticks until a deferred bootstrap (0: none pending)
+  bool settled_ = false;          ///< this table's owner is the first one named (PlacementOf)
+  rf::NodeId removing_ = 0;       ///< a node this leader proposed to remove
+  rf::Index removing_match_ = 0;  ///< how far that node's log matched, while it was tracked
+  struct RemovedPeer {
+    rf::NodeId node = 0;
+    rf::Index index = 0;    ///< of the removal
+    rf::Term term = 0;      ///< this leader's
+    rf::Index matched = 0;  ///< how far its log is known to match this leader's
+  };
+  std::optional<RemovedPeer> removed_peer_;  ///< removed, not told yet
+  bool removed_ = false;                     ///< this replica applied its own removal: clean up and end
+  bool snapshot_soon_ = false;               ///< a learner was added: snapshot at the next chance
+  std::uint32_t remove_waits_ = 0;           ///< reconcile rounds a removal waited for its node to catch up
+  rf::Index released_up_to_ = 0;             ///< a removal here released the WAL's indexes up to this
+  std::uint32_t bootstrap_in_ = 0;           ///< ticks until a deferred bootstrap (0: none pending)
 };
 
 /// The config checker: answers ValidateConfig with the problems `validate` finds (file:line each).

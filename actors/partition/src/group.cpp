@@ -7,6 +7,7 @@
 #include <elfin/actor_group.hpp>
 #include <elfin/actors/partition.hpp>
 #include <elfin/restart_policy.hpp>
+#include <elfin/telemetry.hpp>
 
 #include "actor.hpp"
 #include "router.hpp"
@@ -14,6 +15,8 @@
 namespace elfin::actors::partition {
 
 Blueprint blueprint(Options options) {
+  metrics::describe("elfin_partition_leaderless_ticks_total",
+                    "Raft ticks of voter replicas that knew no leader (per second: tick rate x such replicas)");
   return ActorGroup()
       .config<Config>()
       .router(internal::router())

@@ -35,6 +35,9 @@ local cluster (3 pods on loopback, each `elfin run` in the background):
         --replication-factor: start a shard manager too (node 100 on 127.0.0.1:(P - 1)) that
         places each shard on R pods and moves replicas when pods join or die; starting again
         with a larger --count (and the same R) adds pods.
+        Each pod serves Prometheus /metrics on 127.0.0.1:(its port + 100) or a free port when
+        that is taken (DIR/metrics lists them, DIR/prometheus-targets.json for file_sd_configs),
+        and dumps every message to DIR/pod-N/pod-N.dump (elfin dump --trace ID reads them).
   cluster files [--dir DIR] [--count N] [--base-port P] [--shards S] [--replication-factor R] [--data-dir D]
         Only write the pods' files (their data under D, default kv-data, relative to where the
         pods run), to start the pods by hand: elfin run DIR/pod-1.toml ...
@@ -163,7 +166,7 @@ int cluster_command(const Args& args, std::FILE* out, std::FILE* err) {
       return 1;
     }
     for (const PodProcess& pod : *pods) {
-      fmt::print(out, "pod {} {} pid {}{}\n", pod.node, pod.address, pod.pid,
+      fmt::print(out, "pod {} {} pid {} metrics http://{}/metrics{}\n", pod.node, pod.address, pod.pid, pod.metrics,
                  pod.already_running ? " (already running)" : "");
     }
     fmt::print(out, "cluster in {}; stop it with: elfin kv cluster stop --dir {}\n", args.dir, args.dir);

@@ -9,9 +9,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <system_error>
 #include <thread>
@@ -74,6 +76,77 @@ bool listens(std::uint16_t port) {
   const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
   ::close(fd);
   return ok;
+}
+
+/// `port` on loopback can be bound now.
+bool port_free(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
+  ::close(fd);
+  return ok;
+}
+
+/// A loopback port the kernel gives out as free now (0: none).
+std::uint16_t any_free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof address;
+  std::uint16_t port = 0;
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+/// The telemeter port for a node being started: the layout's (network port + 100) when free,
+/// else one the kernel picks, never one of `taken`.
+std::uint16_t pick_metrics_port(std::uint16_t preferred, const std::vector<std::uint16_t>& taken) {
+  const auto used = [&](std::uint16_t port) { return std::find(taken.begin(), taken.end(), port) != taken.end(); };
+  if (preferred != 0 && !used(preferred) && port_free(preferred)) return preferred;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    const std::uint16_t port = any_free_port();
+    if (port != 0 && !used(port)) return port;
+  }
+  return 0;  // the telemeter binds a free port of its own; DIR/metrics cannot name it
+}
+
+/// DIR/metrics: "pod-N 127.0.0.1:PORT" (and "manager ...") a line each, as the last start wrote it.
+std::map<std::string, std::uint16_t> read_metrics_file(const fs::path& file) {
+  std::map<std::string, std::uint16_t> out;
+  std::istringstream lines(read_file(file));
+  for (std::string name, address; lines >> name >> address;) {
+    const auto colon = address.rfind(':');
+    if (colon == std::string::npos) continue;
+    try {
+      out[name] = static_cast<std::uint16_t>(std::stoul(address.substr(colon + 1)));
+    } catch (const std::exception&) {
+    }
+  }
+  return out;
+}
+
+/// DIR/metrics for people and DIR/prometheus-targets.json for Prometheus's file_sd_configs.
+Result<void, std::string> write_metrics_files(const fs::path& dir, const std::map<std::string, std::uint16_t>& ports) {
+  std::string lines;
+  std::string targets;
+  for (const auto& [name, port] : ports) {
+    lines += fmt::format("{} 127.0.0.1:{}\n", name, port);
+    targets += fmt::format(
+        "{}\n  {{\"targets\": [\"127.0.0.1:{}\"], \"labels\": {{\"job\": \"elfin-kv\", \"node\": \"{}\"}}}}",
+        targets.empty() ? "" : ",", port, name);
+  }
+  if (auto written = write_file(dir / "metrics", lines); !written) return written;
+  return write_file(dir / "prometheus-targets.json", fmt::format("[{}\n]\n", targets));
 }
 
 std::string self_program() {
@@ -213,10 +286,40 @@ Result<std::vector<PodProcess>, std::string> start_cluster(const ClusterOptions&
   std::string addresses;
   for (const auto& address : layout.addresses()) addresses += address + "\n";
   if (auto written = write_file(dir / "pods", addresses); !written) return Err{written.error()};
-
   if (options.replication_factor != 0) {
     if (options.base_port < 2) return Err{std::string("--base-port must leave room for the manager below it")};
     layout.replication_factor = options.replication_factor;
+  }
+
+  // The telemeters' ports: a running node keeps the one it was started with; a node to start gets
+  // its network port + 100, or a free one when that is taken. Every node's dump file goes into its
+  // own directory, which the dumper does not create.
+  const auto previous = read_metrics_file(dir / "metrics");
+  std::map<std::string, std::uint16_t> metrics;
+  std::vector<std::uint16_t> taken;
+  for (std::uint16_t n = 0; n <= options.pods; ++n)
+    taken.push_back(static_cast<std::uint16_t>(options.base_port + n - 1));
+  const auto metrics_port_of = [&](const std::string& name, bool running, std::uint16_t preferred) {
+    const auto found = previous.find(name);
+    const std::uint16_t port =
+        running ? (found != previous.end() ? found->second : preferred) : pick_metrics_port(preferred, taken);
+    taken.push_back(port);
+    metrics[name] = port;
+    return port;
+  };
+  if (layout.replication_factor != 0) {
+    const bool running = runs_pod(pid_in(dir / "manager.pid"), dir / "manager.toml");
+    layout.manager_metrics_port = metrics_port_of("manager", running, layout.metrics_port(kManagerNode));
+  }
+  for (std::uint16_t n = 1; n <= options.pods; ++n) {
+    const bool running = runs_pod(pid_in(dir / fmt::format("pod-{}.pid", n)), dir / fmt::format("pod-{}.toml", n));
+    layout.metrics_ports.push_back(metrics_port_of(fmt::format("pod-{}", n), running, layout.metrics_port(n)));
+    fs::create_directories(dir / fmt::format("pod-{}", n), error);
+    if (error) return Err{fmt::format("{}: {}", (dir / fmt::format("pod-{}", n)).string(), error.message())};
+  }
+  if (auto written = write_metrics_files(dir, metrics); !written) return Err{written.error()};
+
+  if (options.replication_factor != 0) {
     if (auto started = start_manager(program, dir, layout, options.start_timeout); !started) {
       return Err{started.error()};
     }
@@ -226,7 +329,7 @@ Result<std::vector<PodProcess>, std::string> start_cluster(const ClusterOptions&
   for (std::uint16_t n = 1; n <= options.pods; ++n) {
     const fs::path topology = dir / fmt::format("pod-{}.toml", n);
     const fs::path pid_file = dir / fmt::format("pod-{}.pid", n);
-    PodProcess pod{n, 0, layout.addresses()[n - 1], false};
+    PodProcess pod{n, 0, layout.addresses()[n - 1], false, fmt::format("127.0.0.1:{}", layout.metrics_ports[n - 1])};
     if (const int pid = pid_in(pid_file); runs_pod(pid, topology)) {
       pod.pid = pid;
       pod.already_running = true;
@@ -283,7 +386,7 @@ Result<std::vector<PodProcess>, std::string> stop_cluster(const ClusterOptions& 
     const int pid = pid_in(pid_file);
     if (runs_pod(pid, dir / fmt::format("pod-{}.toml", n))) {
       ::kill(pid, SIGTERM);
-      stopping.push_back(PodProcess{n, pid, {}, true});
+      stopping.push_back(PodProcess{n, pid, {}, true, {}});
     } else {
       std::error_code ignored;
       fs::remove(pid_file, ignored);

@@ -44,7 +44,49 @@ messages = ["raft.Placement"]
                      kManagerNode);
 }
 
+/// The telemeter and dumper groups every node mounts.
+constexpr const char* kObservability = R"(
+# Observability: the telemeter serves every group's metrics to Prometheus (/metrics), the dumper
+# writes every message to the node's dump file (`elfin dump --trace ID` reads it).
+[[groups]]
+name = "system.telemeters"
+blueprint = "elfin.telemeter"
+
+[[groups]]
+name = "system.dumpers"
+blueprint = "elfin.dumper"
+)";
+
+std::string observability_config(std::uint16_t metrics_port, const std::string& dump_path) {
+  return fmt::format(R"(
+[system.telemeters]
+listen = "127.0.0.1:{}"
+
+[system.dumpers]
+path = "{}"
+)",
+                     metrics_port, dump_path);
+}
+
+/// A node's dump file: in its data directory when that is absolute; next to its config file
+/// otherwise (the dumper reads a relative path from the config file's directory, while the
+/// data directory is relative to where the pods run).
+std::string dump_path(const ClusterLayout& layout, const std::string& node) {
+  if (!layout.data_dir.starts_with('/')) return fmt::format("{}.dump", node);
+  return node == "manager" ? fmt::format("{}/manager.dump", layout.data_dir)
+                           : fmt::format("{}/{}/{}.dump", layout.data_dir, node, node);
+}
+
 }  // namespace
+
+std::uint16_t ClusterLayout::metrics_port(std::uint16_t node) const {
+  if (node == kManagerNode) {
+    if (manager_metrics_port != 0) return manager_metrics_port;
+    return static_cast<std::uint16_t>(std::min(base_port - 1 + 100, 65535));
+  }
+  if (node >= 1 && node <= metrics_ports.size() && metrics_ports[node - 1] != 0) return metrics_ports[node - 1];
+  return static_cast<std::uint16_t>(std::min(base_port + node - 1 + 100, 65535));
+}
 
 std::string ClusterLayout::manager_address() const { return fmt::format("tcp://127.0.0.1:{}", base_port - 1); }
 
@@ -114,12 +156,12 @@ messages = ["raft.Propose", "raft.Read"]
 from = "kv"
 to = "kv.peers"
 messages = ["kv.ShardRequest"]
-{3})",
+{3}{4})",
                      node, peer_list(layout),
                      layout.replication_factor == 0
                          ? "Every pod holds a replica of every shard."
                          : "Each shard lives on the pods the shard manager's assignment names.",
-                     manager_routes(layout));
+                     manager_routes(layout), layout.observability ? kObservability : "");
 }
 
 std::string pod_config(const ClusterLayout& layout, std::uint16_t node) {
@@ -168,11 +210,14 @@ shards = {5}
 request_timeout = "5s"
 scan_timeout = "30s"
 retry_interval = "50ms"
-)",
-                     node, addresses[node - 1], peers, dir, partitions_placement, layout.shards, kv_placement);
+{7})",
+                     node, addresses[node - 1], peers, dir, partitions_placement, layout.shards, kv_placement,
+                     layout.observability ? observability_config(layout.metrics_port(node),
+                                                                 dump_path(layout, fmt::format("pod-{}", node)))
+                                          : std::string{});
 }
 
-std::string manager_topology(const ClusterLayout&) {
+std::string manager_topology(const ClusterLayout& layout) {
   return fmt::format(R"(# The KV cluster's shard manager: it places each shard on `replication_factor` pods and moves
 # replicas when pods join or leave (see the guide's KV service chapter).
 
@@ -188,8 +233,8 @@ blueprint = "elfin.network"
 [[groups]]
 name = "sharding.manager"
 blueprint = "sharding.manager"
-)",
-                     kManagerNode);
+{})",
+                     kManagerNode, layout.observability ? kObservability : "");
 }
 
 std::string manager_config(const ClusterLayout& layout) {
@@ -213,8 +258,11 @@ ping_timeout = "1s"
 health_check_interval = "3s"
 storage.kind = "file"
 storage.path = "{3}/manager.state"
-)",
-                     layout.manager_address(), layout.shards, layout.replication_factor, layout.data_dir);
+{4})",
+                     layout.manager_address(), layout.shards, layout.replication_factor, layout.data_dir,
+                     layout.observability
+                         ? observability_config(layout.metrics_port(kManagerNode), dump_path(layout, "manager"))
+                         : std::string{});
 }
 
 }  // namespace elfin::kv

@@ -46,6 +46,15 @@ std::uint16_t free_base_port(std::uint16_t count) {
 
 }  // namespace
 
+Result<kv::Client, std::string> kv_client(const std::vector<std::string>& pods, std::uint16_t node,
+                                          std::chrono::milliseconds timeout) {
+  kv::ClientOptions options;
+  options.pods = pods;
+  options.node = node;
+  options.timeout = timeout;
+  return kv::Client::connect(options);
+}
+
 CliRun elfin_cli(std::vector<std::string> args, std::chrono::seconds timeout) {
   args.insert(args.begin(), elfin_binary());
   auto process = Process::start(args);

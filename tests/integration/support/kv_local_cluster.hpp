@@ -18,9 +18,17 @@
 #include <string>
 #include <vector>
 
+#include <elfin/kv/client.hpp>
+#include <elfin/result.hpp>
+
 #include "temp_dir.hpp"
 
 namespace elfin::test {
+
+/// A client of `pods` (pod 1 first) joining as light node `node` (unique in the cluster), each call
+/// waiting up to `timeout`; the error says why no pod could be connected.
+[[nodiscard]] Result<kv::Client, std::string> kv_client(const std::vector<std::string>& pods, std::uint16_t node,
+                                                        std::chrono::milliseconds timeout = std::chrono::seconds(20));
 
 /// What a command printed and how it ended.
 struct CliRun {

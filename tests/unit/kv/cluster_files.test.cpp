@@ -11,8 +11,10 @@
 #include <elfin/actors/kv.hpp>
 #include <elfin/actors/partition.hpp>
 #include <elfin/actors/wal.hpp>
+#include <elfin/dumper/dumper.hpp>
 #include <elfin/kv/cluster_files.hpp>
 #include <elfin/network/network.hpp>
+#include <elfin/telemeter/telemeter.hpp>
 #include <elfin/topology_file.hpp>
 
 namespace {
@@ -22,6 +24,12 @@ std::string read(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+/// The telemeter and the dumper, as the `elfin` command registers them.
+void register_observability(elfin::BlueprintRegistry& registry) {
+  std::ignore = registry.add("elfin.telemeter", elfin::telemeter::blueprint());
+  std::ignore = registry.add("elfin.dumper", elfin::dumper::blueprint());
 }
 
 }  // namespace
@@ -39,6 +47,7 @@ TEST_CASE("kv: the services/kv pod files are the ones `elfin kv cluster files` w
 TEST_CASE("kv: a pod's topology mounts the WAL, partition and front groups with both node selectors", "[kv]") {
   elfin::BlueprintRegistry registry;
   elfin::network::register_blueprints(registry);
+  register_observability(registry);
   elfin::actors::wal::register_blueprints(registry);
   elfin::actors::partition::register_blueprints(registry);
   elfin::actors::kv::register_blueprints(registry);
@@ -55,6 +64,7 @@ TEST_CASE("kv: a pod's topology mounts the WAL, partition and front groups with 
   // Without the KV front registered, the file names what is missing.
   elfin::BlueprintRegistry partial;
   elfin::network::register_blueprints(partial);
+  register_observability(partial);
   elfin::actors::wal::register_blueprints(partial);
   elfin::actors::partition::register_blueprints(partial);
   auto refused = elfin::parse_topology_file(elfin::kv::pod_topology({}, 2), "pod-2.toml", partial);
@@ -70,6 +80,7 @@ TEST_CASE("kv placement: with a replication factor the pods register with a mana
   layout.replication_factor = 3;
   elfin::BlueprintRegistry registry;
   elfin::network::register_blueprints(registry);
+  register_observability(registry);
   elfin::actors::wal::register_blueprints(registry);
   elfin::actors::partition::register_blueprints(registry);
   elfin::actors::kv::register_blueprints(registry);
@@ -88,4 +99,31 @@ TEST_CASE("kv placement: with a replication factor the pods register with a mana
                           Catch::Contains("replication_factor = 3") &&
                           Catch::Contains("shard_function = \"jump-xxh64/1:1024\""));
   CHECK_THAT(elfin::kv::manager_topology(layout), Catch::Contains("blueprint = \"sharding.manager\""));
+}
+
+TEST_CASE("kv observability: every node mounts a telemeter on its network port + 100 and a dumper in its directory",
+          "[kv]") {
+  elfin::kv::ClusterLayout layout;
+  layout.replication_factor = 3;
+  layout.data_dir = "/srv/kv";
+  const std::string topology = elfin::kv::pod_topology(layout, 2);
+  CHECK_THAT(topology,
+             Catch::Contains("blueprint = \"elfin.telemeter\"") && Catch::Contains("blueprint = \"elfin.dumper\""));
+  CHECK_THAT(elfin::kv::pod_config(layout, 2), Catch::Contains("[system.telemeters]\nlisten = \"127.0.0.1:9602\"") &&
+                                                   Catch::Contains("path = \"/srv/kv/pod-2/pod-2.dump\""));
+  CHECK_THAT(elfin::kv::manager_config(layout),
+             Catch::Contains("listen = \"127.0.0.1:9600\"") && Catch::Contains("path = \"/srv/kv/manager.dump\""));
+  CHECK_THAT(elfin::kv::manager_topology(layout), Catch::Contains("blueprint = \"elfin.telemeter\""));
+  // A port chosen at start (the preferred one was taken) replaces it.
+  layout.metrics_ports = {0, 41234};
+  CHECK_THAT(elfin::kv::pod_config(layout, 2), Catch::Contains("listen = \"127.0.0.1:41234\""));
+  CHECK_THAT(elfin::kv::pod_config(layout, 1), Catch::Contains("listen = \"127.0.0.1:9601\""));
+  // A relative data directory: the dump file next to the config file.
+  layout.data_dir = "kv-data";
+  CHECK_THAT(elfin::kv::pod_config(layout, 3), Catch::Contains("path = \"pod-3.dump\""));
+  // Without observability (nodes sharing a process): neither group.
+  layout.observability = false;
+  CHECK_THAT(elfin::kv::pod_topology(layout, 2),
+             !Catch::Contains("elfin.telemeter") && !Catch::Contains("elfin.dumper"));
+  CHECK_THAT(elfin::kv::pod_config(layout, 2), !Catch::Contains("system.telemeters"));
 }

@@ -46,6 +46,7 @@ elfin::BlueprintRegistry pod_registry() {
 elfin::Topology pod_topology(std::uint16_t n) {
   static const elfin::BlueprintRegistry registry = pod_registry();
   elfin::kv::ClusterLayout layout;
+  layout.observability = false;  // three nodes in one process: one telemeter port, one dump file
   auto file = elfin::parse_topology_file(elfin::kv::pod_topology(layout, n), fmt::format("pod-{}.toml", n), registry);
   if (!file) FAIL(file.error().message());
   return std::move(file->topology);

@@ -2,7 +2,8 @@
 // loopback TCP with real WAL files: a partition exists only on the nodes its table entry names,
 // its owner bootstraps it with those voters, and a new entry moves it (learner, promotion,
 // leadership handed over, removal) while a writer keeps writing, losing no acknowledged write.
-// The membership requests (AddReplica, RemoveReplica, TransferLeader) are driven directly too.
+// The membership requests (AddReplica, RemoveReplica, TransferLeader) are driven directly too. A
+// replica removed from the membership ends, deleting its snapshot files and releasing its WAL log.
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -15,12 +16,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <elfin/protocols/wal.hpp>
+
 #include "cluster.hpp"
 
 using namespace partition_test;
 
 namespace {
 
+namespace pw = elfin::protocols::wal;
 using Nodes = std::vector<std::uint64_t>;
 
 /// Four nodes whose partitions are placed by the table; the reconciler looks every `reconcile`
@@ -281,4 +285,65 @@ TEST_CASE("kv placement: a node that became owner while it ran waits for an exis
   REQUIRE(put_at(cluster, 1, at, "b", "v1"));
   CHECK(membership_is(cluster, 1, {2, 3, 4}));
   CHECK_FALSE(has_files(cluster, 1, 1));
+}
+
+TEST_CASE(
+    "kv placement: a removed replica stops, deletes its snapshot files and releases its WAL log; "
+    "re-added it starts clean and keeps what it caught up across a restart",
+    "[partition_actors]") {
+  Cluster cluster(placed());
+  place(cluster, 1, {{0, {1, 2, 3}}});
+  std::uint16_t at = 1;
+  for (int i = 0; i < 120; ++i) REQUIRE(put_at(cluster, 0, at, fmt::format("k{}", i % 30), fmt::format("v{}", i)));
+  // Past two snapshots (one every 50 entries): node 1 holds snapshot files and a WAL log.
+  REQUIRE(eventually([&] { return std::filesystem::exists(cluster.snapshot_dir(1) + "/0"); }));
+  const auto node1_before = cluster.status(1, 0);
+  REQUIRE(node1_before);
+  REQUIRE(node1_before->last_index >= 120);
+
+  place(cluster, 2, {{0, {2, 3, 4}}});
+  REQUIRE(membership_is(cluster, 0, {2, 3, 4}));
+
+  // Node 1 applied its removal: its snapshot directory is gone, a marker says up to where its
+  // WAL log was released, and the WAL holds nothing of the partition any more.
+  const std::string marker = cluster.snapshot_dir(1) + "/0.released";
+  CHECK(eventually([&] { return !has_files(cluster, 1, 0) && std::filesystem::exists(marker); }));
+  CHECK(eventually([&] {
+    auto range = cluster.node(1).request_fallible(pw::ReadRange{0, 1, UINT64_MAX, 0},
+                                                  cluster.node(1).system().group_addr("wal"));
+    return range && *range && range->value().entries.empty() && range->value().last_index == 0;
+  }));
+  // The old actor ended: asked again, the group starts a blank one (no membership, no log).
+  std::optional<pr::PartitionStatus> blank;
+  CHECK(eventually([&] { return (blank = cluster.status(1, 0)).has_value(); }));
+  REQUIRE(blank);
+  CHECK(blank->conf.voters.empty());
+  CHECK(blank->last_index == 0);
+  CHECK(blank->applied == 0);
+
+  // Re-added (a fourth replica), it catches up from a snapshot and serves what was written.
+  const std::size_t restores_before = cluster.applied().restores(1, 0);
+  place(cluster, 3, {{0, {2, 3, 4, 1}}});
+  REQUIRE(membership_is(cluster, 0, {1, 2, 3, 4}));
+  at = 2;
+  REQUIRE(put_at(cluster, 0, at, "after", "re-add"));
+  CHECK(cluster.applied().restores(1, 0) > restores_before);
+  const auto stale_at_1 = [&](const std::string& key) -> std::optional<std::string> {
+    auto answer = cluster.read(1, 0, get(key), true);
+    if (!answer) return std::nullopt;
+    return pk::decode_kv_response(answer->response).value;
+  };
+  CHECK(eventually([&] { return stale_at_1("after") == "re-add"; }));
+  CHECK(stale_at_1("k29") == "v119");
+
+  // Restarted, it recovers the same from its new snapshot and WAL entries.
+  cluster.stop(1);
+  cluster.start(1);
+  REQUIRE(cluster.connected(1));
+  place(cluster, 3, {{0, {2, 3, 4, 1}}});
+  CHECK(eventually([&] { return stale_at_1("after") == "re-add"; }, 15s));
+  CHECK(stale_at_1("k29") == "v119");
+  at = 2;
+  REQUIRE(put_at(cluster, 0, at, "after-restart", "yes"));
+  CHECK(eventually([&] { return stale_at_1("after-restart") == "yes"; }, 15s));
 }

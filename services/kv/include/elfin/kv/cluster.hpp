@@ -9,6 +9,11 @@
 // process to exit (SIGKILL after `stop_timeout`) and removes the pid file. The data stays, so a
 // cluster started again on the same DIR has every acknowledged write.
 //
+// Observability: each node serves Prometheus /metrics on a loopback port (its network port + 100,
+// or a free one when that is taken), listed in DIR/metrics ("pod-N 127.0.0.1:PORT" a line) and in
+// DIR/prometheus-targets.json (for Prometheus's file_sd_configs), and dumps every message to
+// DIR/pod-N/pod-N.dump (the manager to DIR/manager.dump).
+//
 // With a replication factor the cluster has a shard manager (DIR/manager.toml, its log
 // DIR/manager.log, pid file DIR/manager.pid, state DIR/manager.state), started before the pods
 // and stopped after them. Starting again with more pods on the same DIR adds pods: the manager
@@ -45,6 +50,7 @@ struct PodProcess {
   int pid = 0;
   std::string address;  ///< tcp://127.0.0.1:PORT
   bool already_running = false;
+  std::string metrics;  ///< 127.0.0.1:PORT of its telemeter: GET /metrics there
 };
 
 /// Writes the pod files only (pod-N.toml, pod-N.config.toml) into `options.dir`, their data under

@@ -11,6 +11,12 @@
 // so that a pod added later (a larger `pods`) is reached by the others. Without one (0), every
 // pod holds a replica of every shard, as the shipped files do.
 //
+// Every node (pods and manager) mounts a telemeter and a dumper too: Prometheus reads its
+// /metrics on 127.0.0.1:(its network port + 100) unless `metrics_ports` names another port, and
+// every message it receives or sends goes to <data_dir>/pod-N/pod-N.dump (the manager's to
+// <data_dir>/manager.dump; with a relative data_dir, pod-N.dump next to the config file), so
+// `elfin dump --trace` follows a request across the pods.
+//
 // Thread safety: pure functions.
 #pragma once
 
@@ -31,6 +37,15 @@ struct ClusterLayout {
   std::uint16_t base_port = 9501;        ///< pod N listens on 127.0.0.1:(base_port + N - 1)
   std::string data_dir = "kv-data";      ///< pod N's WAL and snapshots under <data_dir>/pod-N/
   std::uint32_t shards = 1024;           ///< the fronts' `shards`
+  /// Pod N's telemeter port is metrics_ports[N - 1] when it is there and not 0, else its
+  /// network port + 100 (`elfin kv cluster start` picks a free one when that is taken).
+  std::vector<std::uint16_t> metrics_ports{};
+  std::uint16_t manager_metrics_port = 0;  ///< the manager's; 0: its network port + 100
+  /// Mount the telemeter and the dumper (false: nodes sharing one process, as tests run them).
+  bool observability = true;
+
+  /// Where node `node` (a pod or kManagerNode) serves /metrics: its telemeter's port.
+  [[nodiscard]] std::uint16_t metrics_port(std::uint16_t node) const;
 
   /// "tcp://127.0.0.1:<port>" of every pod, in node order.
   [[nodiscard]] std::vector<std::string> addresses() const;

@@ -29,7 +29,7 @@ constexpr std::uint32_t kShards = 16;
 
 class PlacedCluster : public elfin::test::KvLocalCluster {
  public:
-  PlacedCluster() : KvLocalCluster({.pods = 3, .shards = kShards, .replication_factor = 3}) {
+  PlacedCluster() : KvLocalCluster({.pods = 3, .shards = kShards, .replication_factor = 3, .dump = true}) {
     INFO(started().out << started().err);
     REQUIRE(started().code == 0);
   }

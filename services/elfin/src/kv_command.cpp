@@ -27,7 +27,7 @@ constexpr const char* kUsage = R"(usage: elfin kv <command> [options]
 The KV service (see the guide's KV service chapter).
 
 local cluster (3 pods on loopback, each `elfin run` in the background):
-  cluster start [--dir DIR] [--count N] [--base-port P] [--shards S] [--replication-factor R]
+  cluster start [--dir DIR] [--count N] [--base-port P] [--shards S] [--replication-factor R] [--dump]
         Write the pods' files into DIR (default ./elfin-kv) and start N pods (default 3), each
         replicating every shard; pod N listens
         on 127.0.0.1:(P + N - 1), P = 9501 by default. Data, logs and pid files stay in DIR.
@@ -36,9 +36,10 @@ local cluster (3 pods on loopback, each `elfin run` in the background):
         places each shard on R pods and moves replicas when pods join or die; starting again
         with a larger --count (and the same R) adds pods.
         Each pod serves Prometheus /metrics on 127.0.0.1:(its port + 100) or a free port when
-        that is taken (DIR/metrics lists them, DIR/prometheus-targets.json for file_sd_configs),
-        and dumps every message to DIR/pod-N/pod-N.dump (elfin dump --trace ID reads them).
-  cluster files [--dir DIR] [--count N] [--base-port P] [--shards S] [--replication-factor R] [--data-dir D]
+        that is taken (DIR/metrics lists them, DIR/prometheus-targets.json for file_sd_configs).
+        --dump: every pod dumps every message to DIR/pod-N/pod-N.dump (elfin dump --trace ID
+        reads them); off by default, as dumping everything costs throughput and disk.
+  cluster files [--dir DIR] [--count N] [--base-port P] [--shards S] [--replication-factor R] [--dump] [--data-dir D]
         Only write the pods' files (their data under D, default kv-data, relative to where the
         pods run), to start the pods by hand: elfin run DIR/pod-1.toml ...
   cluster stop [--dir DIR]
@@ -76,6 +77,7 @@ struct Args {
   std::uint32_t shards = 1024;
   std::uint32_t replication_factor = 0;
   bool stale = false;
+  bool dump = false;
   std::optional<std::uint64_t> expect;
   std::optional<std::uint64_t> if_version;
   std::uint32_t limit = 100;
@@ -119,6 +121,8 @@ Result<Args, std::string> parse(const std::vector<std::string_view>& args) {
       ok = options.read(parsed.pod_count, std::uint16_t{1}, std::uint16_t{64});
     } else if (options.arg() == "--stale") {
       parsed.stale = true;
+    } else if (options.arg() == "--dump") {
+      parsed.dump = true;
     } else if (options.is("--expect")) {
       ok = options.read(parsed.expect, std::uint64_t{0}, UINT64_MAX);
     } else if (options.is("--if-version")) {
@@ -150,6 +154,7 @@ int cluster_command(const Args& args, std::FILE* out, std::FILE* err) {
   options.base_port = args.base_port;
   options.shards = args.shards;
   options.replication_factor = args.replication_factor;
+  options.dumping = args.dump;
   if (is("files")) {
     if (auto written = kv::write_cluster_files(options, args.data_dir); !written) {
       fmt::print(err, "elfin kv cluster files: {}\n", written.error());

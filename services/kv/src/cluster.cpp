@@ -253,6 +253,7 @@ Result<void, std::string> write_cluster_files(const ClusterOptions& options, con
   layout.shards = options.shards;
   layout.data_dir = data_dir;
   layout.replication_factor = options.replication_factor;
+  layout.dumping = options.dumping;
   if (options.replication_factor != 0) {
     const fs::path dir(options.dir);
     if (auto written = write_file(dir / "manager.toml", manager_topology(layout)); !written) return written;
@@ -281,6 +282,7 @@ Result<std::vector<PodProcess>, std::string> start_cluster(const ClusterOptions&
   layout.base_port = options.base_port;
   layout.shards = options.shards;
   layout.data_dir = dir.string();
+  layout.dumping = options.dumping;
   const std::string program = options.program.empty() ? self_program() : options.program;
 
   std::string addresses;

@@ -47,7 +47,8 @@ messages = ["raft.Placement"]
 /// The telemeter and dumper groups every node mounts.
 constexpr const char* kObservability = R"(
 # Observability: the telemeter serves every group's metrics to Prometheus (/metrics), the dumper
-# writes every message to the node's dump file (`elfin dump --trace ID` reads it).
+# writes the messages of the groups that dump to the node's dump file (`elfin dump --trace ID`
+# reads it; `[common.system.dumping] disabled` in the config says whether they do).
 [[groups]]
 name = "system.telemeters"
 blueprint = "elfin.telemeter"
@@ -57,15 +58,20 @@ name = "system.dumpers"
 blueprint = "elfin.dumper"
 )";
 
-std::string observability_config(std::uint16_t metrics_port, const std::string& dump_path) {
+std::string observability_config(std::uint16_t metrics_port, const std::string& dump_path, bool dumping) {
   return fmt::format(R"(
 [system.telemeters]
 listen = "127.0.0.1:{}"
 
 [system.dumpers]
 path = "{}"
+
+# Every message of every group to the dump file when false: a whole put's story across the pods,
+# at a cost in throughput and disk (a reload applies a change).
+[common.system.dumping]
+disabled = {}
 )",
-                     metrics_port, dump_path);
+                     metrics_port, dump_path, dumping ? "false" : "true");
 }
 
 /// A node's dump file: in its data directory when that is absolute; next to its config file
@@ -212,9 +218,10 @@ scan_timeout = "30s"
 retry_interval = "50ms"
 {7})",
                      node, addresses[node - 1], peers, dir, partitions_placement, layout.shards, kv_placement,
-                     layout.observability ? observability_config(layout.metrics_port(node),
-                                                                 dump_path(layout, fmt::format("pod-{}", node)))
-                                          : std::string{});
+                     layout.observability
+                         ? observability_config(layout.metrics_port(node),
+                                                dump_path(layout, fmt::format("pod-{}", node)), layout.dumping)
+                         : std::string{});
 }
 
 std::string manager_topology(const ClusterLayout& layout) {
@@ -260,9 +267,9 @@ storage.kind = "file"
 storage.path = "{3}/manager.state"
 {4})",
                      layout.manager_address(), layout.shards, layout.replication_factor, layout.data_dir,
-                     layout.observability
-                         ? observability_config(layout.metrics_port(kManagerNode), dump_path(layout, "manager"))
-                         : std::string{});
+                     layout.observability ? observability_config(layout.metrics_port(kManagerNode),
+                                                                 dump_path(layout, "manager"), layout.dumping)
+                                          : std::string{});
 }
 
 }  // namespace elfin::kv

@@ -110,6 +110,7 @@ std::vector<std::string> KvLocalCluster::start_args() const {
     args.emplace_back("--replication-factor");
     args.push_back(std::to_string(options_.replication_factor));
   }
+  if (options_.dump) args.emplace_back("--dump");
   return args;
 }
 

@@ -53,6 +53,8 @@ struct KvLocalClusterOptions {
   std::uint32_t replication_factor = 0;
   /// Free ports kept after the pods' for pods added later (`add_pod`).
   std::uint16_t spare_pods = 0;
+  /// `--dump`: every pod dumps every message.
+  bool dump = false;
 };
 
 class KvLocalCluster {

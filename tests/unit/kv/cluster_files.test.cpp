@@ -118,6 +118,11 @@ TEST_CASE("kv observability: every node mounts a telemeter on its network port +
   layout.metrics_ports = {0, 41234};
   CHECK_THAT(elfin::kv::pod_config(layout, 2), Catch::Contains("listen = \"127.0.0.1:41234\""));
   CHECK_THAT(elfin::kv::pod_config(layout, 1), Catch::Contains("listen = \"127.0.0.1:9601\""));
+  // Nothing is dumped unless asked for (`--dump`): a dump of every message costs throughput.
+  CHECK_THAT(elfin::kv::pod_config(layout, 2), Catch::Contains("[common.system.dumping]\ndisabled = true"));
+  layout.dumping = true;
+  CHECK_THAT(elfin::kv::pod_config(layout, 2), Catch::Contains("[common.system.dumping]\ndisabled = false"));
+  CHECK_THAT(elfin::kv::manager_config(layout), Catch::Contains("[common.system.dumping]\ndisabled = false"));
   // A relative data directory: the dump file next to the config file.
   layout.data_dir = "kv-data";
   CHECK_THAT(elfin::kv::pod_config(layout, 3), Catch::Contains("path = \"pod-3.dump\""));

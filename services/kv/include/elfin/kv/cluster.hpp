@@ -40,7 +40,8 @@ struct ClusterOptions {
   /// 0: no manager, every pod holds every shard; else a shard manager places each shard on this
   /// many pods (fixed for a DIR: start it again with the same value).
   std::uint32_t replication_factor = 0;
-  std::string program;  ///< the `elfin` binary to run the pods with ("": this process's own)
+  std::string program;   ///< the `elfin` binary to run the pods with ("": this process's own)
+  bool dumping = false;  ///< every node dumps every message (cluster_files.hpp)
   std::chrono::milliseconds start_timeout{15'000};
   std::chrono::milliseconds stop_timeout{15'000};
 };

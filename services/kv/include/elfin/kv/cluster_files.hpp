@@ -12,10 +12,12 @@
 // pod holds a replica of every shard, as the shipped files do.
 //
 // Every node (pods and manager) mounts a telemeter and a dumper too: Prometheus reads its
-// /metrics on 127.0.0.1:(its network port + 100) unless `metrics_ports` names another port, and
-// every message it receives or sends goes to <data_dir>/pod-N/pod-N.dump (the manager's to
-// <data_dir>/manager.dump; with a relative data_dir, pod-N.dump next to the config file), so
-// `elfin dump --trace` follows a request across the pods.
+// /metrics on 127.0.0.1:(its network port + 100) unless `metrics_ports` names another port. With
+// `dumping`, every message a node receives or sends goes to <data_dir>/pod-N/pod-N.dump (the
+// manager's to <data_dir>/manager.dump; with a relative data_dir, pod-N.dump next to the config
+// file), so `elfin dump --trace` follows a request across the pods; without it (the default: dumps
+// cost throughput and disk) the configs say `[common.system.dumping] disabled = true`, which a
+// config reload can turn off.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -43,6 +45,8 @@ struct ClusterLayout {
   std::uint16_t manager_metrics_port = 0;  ///< the manager's; 0: its network port + 100
   /// Mount the telemeter and the dumper (false: nodes sharing one process, as tests run them).
   bool observability = true;
+  /// Dump every message (with `observability`).
+  bool dumping = false;
 
   /// Where node `node` (a pod or kManagerNode) serves /metrics: its telemeter's port.
   [[nodiscard]] std::uint16_t metrics_port(std::uint16_t node) const;

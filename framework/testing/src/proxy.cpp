@@ -162,10 +162,9 @@ void Proxy::sync() {
   // Under virtual time nothing moves the clock while the proxy waits: an actor waiting for its
   // restart (or a subject waiting on a timer) never answers, and the error says so.
   std::ignore =
-      issue<Ping, true>(Ping{}, shared_->subject,
-                        "sync (the subject did not answer; under virtual time, an actor waiting for a restart "
-                        "or a timer needs proxy.advance first)")
-          ->take_all();
+      take_all(*issue<Ping, true>(Ping{}, shared_->subject,
+                                  "sync (the subject did not answer; under virtual time, an actor waiting for a "
+                                  "restart or a timer needs proxy.advance first)"));
 }
 
 }  // namespace elfin::testing

@@ -603,3 +603,21 @@ TEST_CASE("a test proxy's sends and requests are dumped like an actor's", "[core
   CHECK(correlation != 0);
   CHECK(answered);
 }
+
+TEST_CASE("the answer a test proxy got is dumped as delivered to it, like an actor's", "[core][dumping]") {
+  Topology topology;
+  topology.local("server").mount(ActorGroup().exec(server));
+  topology.local("system.dumpers").mount(ActorGroup().exec(idle_dumper));
+  auto proxy = testing::proxy(std::move(topology), "server", quick_options());
+  CHECK(proxy.request(GetValue{}) == 0);
+  auto drained = proxy.system().dump_storage()->drain();
+  std::uint64_t sent = 0;
+  std::uint64_t got = 0;
+  for (const auto& d : drained.dumps) {
+    if (*d.group != "system.testers" || d.vtable != &vtable_of<GetValue>()) continue;
+    if (d.direction == dumping::Direction::Out && d.kind == MessageKind::Request) sent = d.correlation_id;
+    if (d.direction == dumping::Direction::In && d.kind == MessageKind::Response) got = d.correlation_id;
+  }
+  CHECK(sent != 0);
+  CHECK(got == sent);
+}

@@ -14,6 +14,7 @@
 #include <elfin/detail/telemetry_clock.hpp>
 #include <elfin/internal/system_hooks.hpp>
 #include <elfin/telemetry.hpp>
+#include <elfin/testing/proxy.hpp>
 
 #include "test_support.hpp"
 
@@ -605,4 +606,27 @@ TEST_CASE("requests are counted by outcome, with their answer time, on the reque
   CHECK(find(samples, "elfin_requests_total", {{"actor_group", "server"}}) == nullptr);
   system->terminate("test over");
   system->join();
+}
+
+TEST_CASE("a test proxy's sends and requests are counted like an actor's", "[core][telemetry]") {
+  // The proxy's sends pass the same observation point as an actor's: counted as sent by its group,
+  // and its request's answer counted by outcome on its side.
+  Topology topology;
+  topology.local("server").mount(ActorGroup().exec(server));
+  topology.local("system.telemeters").mount(ActorGroup().exec(idle));
+  auto proxy = testing::proxy(std::move(topology), "server", quick_options());
+  proxy.send(Increment{2});
+  CHECK(proxy.request(GetValue{}) == 2);
+  const auto samples = proxy.system().scrape_metrics();
+  for (const char* message : {"Increment", "GetValue"}) {
+    INFO(message);
+    const auto* sent =
+        find(samples, "elfin_sent_messages_total", {{"actor_group", "system.testers"}, {"message", message}});
+    REQUIRE(sent != nullptr);
+    CHECK(sent->value == 1);
+  }
+  const auto* ok = find(samples, "elfin_requests_total",
+                        {{"actor_group", "system.testers"}, {"message", "GetValue"}, {"outcome", "Ok"}});
+  REQUIRE(ok != nullptr);
+  CHECK(ok->value == 1);
 }

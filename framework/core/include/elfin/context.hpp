@@ -35,7 +35,7 @@
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/awaitables.hpp>
 #include <elfin/detail/group_runtime.hpp>
-#include <elfin/detail/outgoing.hpp>
+#include <elfin/detail/observation.hpp>
 #include <elfin/detail/send_op.hpp>
 #include <elfin/detail/source.hpp>
 #include <elfin/envelope.hpp>
@@ -171,7 +171,7 @@ class Context {
   template <Message M>
   Envelope outgoing(M message) {
     Envelope envelope = Envelope::make(std::move(message), cell_->addr(), cell_->trace_id());
-    detail::observe_outgoing(*cell_, envelope);
+    detail::observe_sent(*cell_, envelope);
     return envelope;
   }
   template <Message M>
@@ -239,11 +239,10 @@ class [[nodiscard]] RequestBuilder {
     auto state = std::make_shared<detail::RequestState<Response>>(All, detail::Waker{self_->shared_from_this()});
     Envelope envelope = Envelope::make(std::move(request_), self_->addr(), self_->trace_id(), MessageKind::Request);
     detail::EnvelopeAccess::block(envelope)->request = state;
-    detail::observe_outgoing(*self_, envelope);
-    const MessageVTable& type = envelope.vtable();
+    detail::observe_sent(*self_, envelope);
     auto op = to_ ? detail::SendOp{self_->group().system(), *to_, std::move(envelope), detail::SendMode::Bounded}
                   : detail::SendOp{self_->group(), std::move(envelope), detail::SendMode::Bounded};
-    return {self_, std::move(op), std::move(state), type};
+    return {self_, std::move(op), std::move(state)};
   }
 
   detail::ActorCell* self_;

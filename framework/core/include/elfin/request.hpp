@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include <elfin/detail/observation.hpp>
 #include <elfin/detail/request_state.hpp>
-#include <elfin/detail/response_dumping.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
 #include <elfin/result.hpp>
@@ -55,10 +55,7 @@ class [[nodiscard]] ResponseToken {
   /// Answers the request. Prefer `ctx.respond(std::move(token), value)`.
   void respond(Response value) && {
     if (auto state = std::move(state_)) {
-      if (detail::response_dumping_active()) {
-        detail::record_response_sent(vtable_of<R>(), detail::encode_for_dump(value), trace_id_,
-                                     state->correlation_id());
-      }
+      detail::observe_response_sent(vtable_of<R>(), value, trace_id_, state->correlation_id());
       state->respond(std::move(value), trace_id_);
     }
   }

@@ -6,8 +6,8 @@
 #include <elfin/detail/group_dumping.hpp>
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/group_telemetry.hpp>
+#include <elfin/detail/observation.hpp>
 #include <elfin/detail/request_state.hpp>
-#include <elfin/detail/response_dumping.hpp>
 #include <elfin/internal/mailbox.hpp>
 #include <elfin/messages.hpp>
 #include <elfin/request.hpp>
@@ -121,13 +121,10 @@ void ActorCell::begin_lifecycle(ActorStartInfo info) {
 
 void ActorCell::settle_abandoned(const RequestError& error) {
   if (abandoned_.empty()) return;
-  // The answer this actor gave by failing (or by dropping the token) is dumped like a response, so
-  // a trace shows the whole story of a crashed request.
-  const bool dump = t_current_actor == this && response_dumping_active();
+  // The answer this actor gave by failing (or by dropping the token) is a response it sent.
+  const bool observed = t_current_actor == this;
   for (auto& state : std::exchange(abandoned_, {})) {
-    if (dump && state->request_vtable() != nullptr) {
-      record_response_sent(*state->request_vtable(), encode_error_for_dump(error), trace_id_, state->correlation_id());
-    }
+    if (observed) observe_error_sent(*state, error, trace_id_);
     state->fail(error);
   }
 }
@@ -153,10 +150,7 @@ PopResult ActorCell::take_next(Envelope& out) {
   auto received = [&] {
     EnvelopeAccess::mark_received(out);
     trace_id_ = out.trace_id();
-    if (auto& telemetry = group_->telemetry(); telemetry.active()) {
-      telemetry.on_receive(*this, &out.vtable(), EnvelopeAccess::block(out)->sent_at);
-    }
-    if (auto& dumps = group_->dumping(); dumps.active()) dumps.record(*this, dumping::Direction::In, out);
+    observe_delivered(*this, out);
   };
   auto from_source = [&] {
     if (sources_.empty() || !sources_.poll(*this, out)) return false;

@@ -7,6 +7,7 @@
 #include <elfin/internal/mailbox.hpp>
 
 #include "observers/runtime_log.hpp"
+#include "supervision/group_restarts.hpp"
 #include "system/system_core.hpp"
 
 namespace elfin::detail {
@@ -62,7 +63,7 @@ void finish_actor(ActorCell& cell) {
   }
   cell.settle_abandoned(RequestError::Ignored);
   GroupRuntime& group = cell.group();
-  if (auto delay = group.restart_delay(cell, final_status)) {
+  if (auto delay = group.restarts().delay(cell, final_status)) {
     // Restarting: the cell keeps its place in the group and its mailbox, so what is sent to it
     // while it waits is handled by its successor (an actor that closed its mailbox gets it
     // reopened). Nothing runs it until the relaunch makes it Idle again.
@@ -74,7 +75,7 @@ void finish_actor(ActorCell& cell) {
     // Waiting for its restart, it counts as restarting, not as active; start_actor counts it again.
     if (auto& telemetry = group.telemetry(); telemetry.active()) telemetry.on_status(cell, cell.status().kind(), {});
     cell.mailbox().reopen();
-    if (group.schedule_restart(keep_alive, *delay)) return;
+    if (group.restarts().schedule(keep_alive, *delay)) return;
     forget_actor(cell);  // the group began terminating meanwhile
     return;
   }

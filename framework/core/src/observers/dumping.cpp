@@ -10,7 +10,7 @@
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/group_dumping.hpp>
 #include <elfin/detail/group_runtime.hpp>
-#include <elfin/detail/response_dumping.hpp>
+#include <elfin/detail/observation.hpp>
 #include <elfin/detail/telemetry_clock.hpp>
 #include <elfin/internal/dump_storage.hpp>
 #include <elfin/request.hpp>

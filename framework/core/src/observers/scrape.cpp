@@ -7,6 +7,7 @@
 #include <elfin/internal/dump_storage.hpp>
 
 #include "observers/metrics_storage.hpp"
+#include "supervision/group_restarts.hpp"
 #include "system/system_core.hpp"
 
 namespace elfin::telemetry {
@@ -36,7 +37,7 @@ std::vector<MetricSample> scrape(const detail::GroupRuntime& any_group) {
             static_cast<double>(by_status[i]));
     }
     gauge("elfin_restarting_actors", {{"actor_group", g->name()}}, static_cast<double>(g->restarting_actors()));
-    gauge("elfin_restarts_total", {{"actor_group", g->name()}}, static_cast<double>(g->restarts()));
+    gauge("elfin_restarts_total", {{"actor_group", g->name()}}, static_cast<double>(g->restarts().count()));
     samples.back().kind = MetricKind::Counter;
   }
   const auto logs = system.log_sink().counters();

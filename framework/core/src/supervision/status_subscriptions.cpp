@@ -1,4 +1,4 @@
-#include <elfin/detail/status_subscriptions.hpp>
+#include "supervision/status_subscriptions.hpp"
 
 #include <algorithm>
 #include <memory>

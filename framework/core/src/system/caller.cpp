@@ -12,7 +12,7 @@
 #include <elfin/actor_group.hpp>
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/group_runtime.hpp>
-#include <elfin/detail/outgoing.hpp>
+#include <elfin/detail/observation.hpp>
 #include <elfin/detail/supervisor.hpp>
 #include <elfin/map_router.hpp>
 #include <elfin/messages.hpp>
@@ -178,7 +178,7 @@ void Caller::observe(const Envelope& envelope) const {
   auto& group = shared_->cell->group();
   if (!group.dumping().active() && !group.telemetry().active()) return;
   std::lock_guard lock(shared_->observe_mu);
-  detail::observe_outgoing(*shared_->cell, envelope);
+  detail::observe_sent(*shared_->cell, envelope);
 }
 
 detail::SendOp Caller::make_op(Addr to, Envelope envelope, detail::SendMode mode) const {

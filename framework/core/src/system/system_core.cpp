@@ -7,6 +7,7 @@
 
 #include "actor/lifecycle.hpp"
 #include "observers/runtime_log.hpp"
+#include "supervision/status_subscriptions.hpp"
 
 namespace elfin::detail {
 
@@ -111,7 +112,7 @@ void SystemCore::report_status(const ActorCell& cell, const ActorStatus& status)
     log_runtime(*this, LogLevel::Warn, cell, "actor is alarming: {}", status.details());
   }
   if (options_.on_status) options_.on_status(cell.meta(), cell.addr(), status);
-  cell.group().publish_status(cell, status);
+  cell.group().status_subscriptions().publish(*this, cell.group().addr(), cell, status);
 }
 
 void SystemCore::start_memory_tracker() {

@@ -14,10 +14,8 @@
 
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/group_runtime.hpp>
-#include <elfin/detail/group_telemetry.hpp>
-#include <elfin/detail/response_dumping.hpp>
+#include <elfin/detail/observation.hpp>
 #include <elfin/detail/send_op.hpp>
-#include <elfin/detail/telemetry_clock.hpp>
 #include <elfin/request.hpp>
 
 namespace elfin::detail {
@@ -52,24 +50,19 @@ class [[nodiscard]] SendAwaitable : public SendOpAwaitable {
 template <class T, bool All>
 class [[nodiscard]] RequestAwaitable {
  public:
-  RequestAwaitable(ActorCell* self, SendOp op, std::shared_ptr<RequestState<T>> state, const MessageVTable& request)
-      : self_(self), op_(std::move(op)), state_(std::move(state)) {
-    if (self_->group().telemetry().active()) {
-      measured_ = &request;
-      sent_at_ = telemetry_stamp();
-    }
-  }
+  RequestAwaitable(ActorCell* self, SendOp op, std::shared_ptr<RequestState<T>> state)
+      : self_(self), op_(std::move(op)), state_(std::move(state)) {}
   bool await_ready() { return progress(); }
   void await_suspend(std::coroutine_handle<> h) { self_->suspend(h, &poll, this); }
   auto await_resume() {
     if (TraceId t = state_->response_trace_id(); t.is_valid()) self_->set_trace_id(t);
     if constexpr (All) {
       auto answers = state_->take_all();
-      for (const auto& answer : answers) observe(answer);
+      for (const auto& answer : answers) observe_answer_delivered(*self_, *state_, answer);
       return answers;
     } else {
       auto answer = state_->take_any();
-      observe(answer);
+      observe_answer_delivered(*self_, *state_, answer);
       return answer;
     }
   }
@@ -83,30 +76,9 @@ class [[nodiscard]] RequestAwaitable {
     return state_->done();
   }
   static bool poll(void* self) { return static_cast<RequestAwaitable*>(self)->progress(); }
-  void observe(const Result<T, RequestError>& answer) {
-    dump_received(answer);
-    if (measured_ != nullptr) {
-      const RequestOutcome outcome = answer                                    ? RequestOutcome::Ok
-                                     : answer.error() == RequestError::Ignored ? RequestOutcome::Ignored
-                                                                               : RequestOutcome::Failed;
-      self_->group().telemetry().count_request(*self_, *measured_, outcome,
-                                               telemetry_elapsed_ns(sent_at_, telemetry_stamp()));
-    }
-  }
-  void dump_received(const Result<T, RequestError>& answer) {
-    if (state_->request_vtable() == nullptr) return;  // the request was not dumped
-    auto& dumps = self_->group().dumping();
-    if (!dumps.active()) return;
-    dumps.record_response(*self_, dumping::Direction::In, *state_->request_vtable(),
-                          answer ? encode_for_dump(answer.value()) : encode_error_for_dump(answer.error()),
-                          self_->trace_id(), state_->correlation_id());
-  }
-
   ActorCell* self_;
   SendOp op_;
   std::shared_ptr<RequestState<T>> state_;
-  const MessageVTable* measured_ = nullptr;  // the request's type while telemetry is on
-  TelemetryStamp sent_at_ = 0;
 };
 
 class [[nodiscard]] RecvAwaitable {

@@ -1,26 +1,22 @@
-// GroupRuntime: one mounted actor group inside a running system — its inner router, its actors
-// (spawned on demand), its config, its termination, and its supervision: restarts with backoff
-// and status subscriptions (held in a StatusSubscriptions). The typed part lives in Supervisor<C, K>.
+// GroupRuntime: one mounted actor group inside a running system — its identity, its traits and
+// inter-group routes, composed with one object per concept: the group's config (GroupConfig,
+// config/), its restarts (GroupRestarts, supervision/), its status subscriptions
+// (StatusSubscriptions, supervision/) and its observers (GroupDumping, GroupLogging,
+// GroupTelemetry). Inner routing and the actors by key are the typed part, Supervisor<C, K>.
 //
-// Restarts: when an actor's exec ends and the policy in force restarts it, its cell stays in the
-// group (so routing finds it and spawns no other actor for the key) with its mailbox open, so
-// messages sent while it waits are kept and handled by the restarted actor. A timer relaunches
-// the cell; termination (`stop_spawning`) abandons every cell still waiting.
+// What only the runtime's sources touch is declared in src/; this header keeps what the typed part
+// and the send path need inline.
 //
 // Thread safety: `resolve` runs on the sending side, from any thread; the rest is documented
 // per function.
 #pragma once
 
-#include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <elfin/actor_status.hpp>
@@ -29,7 +25,6 @@
 #include <elfin/detail/group_dumping.hpp>
 #include <elfin/detail/group_logging.hpp>
 #include <elfin/detail/group_telemetry.hpp>
-#include <elfin/detail/status_subscriptions.hpp>
 #include <elfin/detail/targets.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/restart_policy.hpp>
@@ -60,6 +55,10 @@ struct GroupTraits {
   bool stops_with_system = false;                  ///< terminated in the system phase (see ActorGroup)
 };
 
+class GroupConfig;
+class GroupRestarts;
+class StatusSubscriptions;
+
 class GroupRuntime {
  public:
   GroupRuntime(GroupInit init, GroupTraits traits);
@@ -85,8 +84,6 @@ class GroupRuntime {
   /// Checks a config without applying it: values that do not fit the group's config type or the
   /// `system` table are errors, unknown keys warnings. Any thread.
   [[nodiscard]] virtual ConfigReport check_config(const AnyConfig& config) const = 0;
-  /// The section last applied (a reload compares the new one with it). Any thread.
-  [[nodiscard]] AnyConfig applied_config() const;
   [[nodiscard]] virtual std::shared_ptr<const void> current_config() const = 0;
   /// Stop spawning: from now on routing only reaches running actors, and actors waiting for a
   /// restart are abandoned (their queued requests fail).
@@ -94,33 +91,30 @@ class GroupRuntime {
   [[nodiscard]] virtual std::size_t active_actors() const = 0;
   /// Called on the worker once an actor's exec has finished and its mailbox is closed.
   virtual void on_finished(ActorCell& cell) = 0;
+  /// A new coroutine for `cell` (the typed part: exec with a fresh Context); a restart runs it.
+  [[nodiscard]] virtual Task<> make_task(ActorCell& cell) = 0;
+  /// Calls `f` for every actor of the group. Any thread; `f` must not touch the group's map.
+  virtual void for_each_actor(const std::function<void(ActorCell&)>& f) = 0;
 
-  // --- supervision ------------------------------------------------------------------------------
-  /// The restart policy in force for `cell`: its own override, else the config's, else the
-  /// blueprint's. Only from the cell's worker.
-  [[nodiscard]] RestartPolicy restart_policy_for(const ActorCell& cell) const;
-  /// The config's restart policy (nullopt: none set). Any thread.
-  [[nodiscard]] std::optional<RestartPolicy> configured_restart_policy() const;
-  /// The wait before restarting `cell`, whose exec just ended with `final_status`; nullopt if it
-  /// is not restarted. Advances the cell's backoff. Only from the cell's worker.
-  [[nodiscard]] std::optional<std::chrono::nanoseconds> restart_delay(ActorCell& cell, const ActorStatus& final_status);
-  /// Starts `cell` again after `delay` (at once if zero). False if the group no longer restarts
-  /// actors (it is terminating); the caller then finishes the cell for good.
-  [[nodiscard]] bool schedule_restart(const std::shared_ptr<ActorCell>& cell, std::chrono::nanoseconds delay);
-  /// Actors waiting for a restart.
-  [[nodiscard]] std::size_t restarting_actors() const;
-  /// Restarts so far (each relaunch of an actor counts once). Any thread.
-  [[nodiscard]] std::uint64_t restarts() const { return restarts_.load(std::memory_order_relaxed); }
+  /// The `system.*` keys, the mailbox capacity and the section last applied (config/group_config.hpp).
+  [[nodiscard]] GroupConfig& group_config() { return *group_config_; }
+  [[nodiscard]] const GroupConfig& group_config() const { return *group_config_; }
+  /// Restart policy, backoff delays and the actors waiting for their restart
+  /// (supervision/group_restarts.hpp).
+  [[nodiscard]] GroupRestarts& restarts() { return *restarts_; }
+  [[nodiscard]] const GroupRestarts& restarts() const { return *restarts_; }
+  /// Who is told about the statuses of this group's actors (supervision/status_subscriptions.hpp).
+  [[nodiscard]] StatusSubscriptions& status_subscriptions() { return *status_subscriptions_; }
 
-  /// Registers `subscriber` for ActorStatusReport: the current status of every actor now, then
-  /// every change. Any thread.
-  void subscribe_statuses(Addr subscriber);
-  /// Tells the subscribers about a status change of `cell`. Any thread (the cell's owner).
-  void publish_status(const ActorCell& cell, const ActorStatus& status);
-
+  // What the typed part and tests reach without the runtime's own headers; each forwards to one
+  // of the objects above.
+  /// The section last applied (a reload compares the new one with it). Any thread.
+  [[nodiscard]] AnyConfig applied_config() const;
   /// Mailbox capacity for new actors: config `system.mailbox.capacity`, else the blueprint's,
-  /// else 100.
-  [[nodiscard]] std::size_t mailbox_capacity() const { return mailbox_capacity_.load(std::memory_order_relaxed); }
+  /// else 100. Any thread.
+  [[nodiscard]] std::size_t mailbox_capacity() const;
+  /// Actors waiting for a restart. Any thread.
+  [[nodiscard]] std::size_t restarting_actors() const;
 
   /// This group's dumping switch, rate limit and sequence numbers (`system.dumping`).
   [[nodiscard]] GroupDumping& dumping() { return dumping_; }
@@ -141,29 +135,20 @@ class GroupRuntime {
  protected:
   /// Outcome::Default: ValidateConfig → Discard, other system messages → Broadcast, user → Discard.
   [[nodiscard]] static bool default_is_broadcast(const Envelope& envelope);
-  void set_applied_config(AnyConfig config);
-  /// Adds what `decode_system_config` refuses (e.g. a restart policy without `when`) to `report`,
-  /// with the file and line of the key.
-  void check_runtime_keys(const AnyConfig& config, ConfigReport& report) const;
+  /// The typed part's share of a config change, run by `apply_runtime_config` once the `system.*`
+  /// keys decoded too.
+  using Commit = std::function<void()>;
+  /// Decodes the `system.*` keys of `config`; if they are valid, runs `commit` (the typed
+  /// config, already decoded by the caller), applies the keys and remembers `config` as applied.
+  [[nodiscard]] Result<void, ConfigError> apply_runtime_config(const AnyConfig& config, const Commit& commit);
+  /// Adds the `system` table's findings to `report` (after the typed part checked its own keys).
+  void check_runtime_config(const AnyConfig& config, ConfigReport& report) const;
   /// "[name]": how reports name this group.
   [[nodiscard]] std::string scope() const { return "[" + name_ + "]"; }
-  /// The `system.*` keys of a group's config section the runtime reads itself.
-  struct SystemConfig {
-    std::optional<std::size_t> mailbox_capacity;
-    std::optional<RestartPolicy> restart_policy;
-    DumpingConfig dumping;
-    TelemetryConfig telemetry;
-    LogLevel log_level = LogLevel::Info;
-    std::uint64_t log_rate_per_level = LoggingConfig{}.max_rate_per_level;
-  };
-  [[nodiscard]] static Result<SystemConfig, ConfigError> decode_system_config(const AnyConfig& config);
-  void apply_system_config(const SystemConfig& config);
+  /// Answers SubscribeToActorStatuses from `subscriber`. Any thread.
+  void subscribe_statuses(Addr subscriber);
   /// Abandons the actors waiting for a restart (termination). Any thread.
   void abandon_restarts();
-  /// A new coroutine for `cell` (the typed part: exec with a fresh Context).
-  [[nodiscard]] virtual Task<> make_task(ActorCell& cell) = 0;
-  /// Calls `f` for every actor of the group. Any thread; `f` must not touch the group's map.
-  virtual void for_each_actor(const std::function<void(ActorCell&)>& f) = 0;
 
  private:
   SystemCore* system_;
@@ -172,28 +157,13 @@ class GroupRuntime {
   Addr addr_;
   bool entrypoint_;
   GroupTraits traits_;
-  std::atomic<std::size_t> mailbox_capacity_;
   GroupDumping dumping_;
   GroupLogging logging_;
   GroupTelemetry telemetry_;
   std::vector<Route> routes_;
-  mutable std::mutex applied_mu_;
-  AnyConfig applied_;  // guarded by applied_mu_
-
-  mutable std::mutex config_mu_;
-  std::optional<RestartPolicy> config_restart_;  // guarded by config_mu_
-
-  struct Waiting {
-    std::shared_ptr<ActorCell> cell;
-    std::uint64_t timer = 0;
-  };
-  void relaunch(ActorCell& cell);
-  mutable std::mutex restart_mu_;
-  bool restarts_allowed_ = true;                     // guarded by restart_mu_
-  std::unordered_map<ActorCell*, Waiting> waiting_;  // guarded by restart_mu_
-  std::atomic<std::uint64_t> restarts_{0};           // a statistic: relaxed
-
-  StatusSubscriptions status_subscriptions_;
+  std::unique_ptr<GroupRestarts> restarts_;
+  std::unique_ptr<GroupConfig> group_config_;
+  std::unique_ptr<StatusSubscriptions> status_subscriptions_;
 };
 
 // The non-template parts of spawning and finishing, implemented by the system.

@@ -73,6 +73,16 @@ class RequestStateBase {
   [[nodiscard]] std::uint64_t correlation_id() const { return correlation_id_; }
   [[nodiscard]] const MessageVTable* request_vtable() const { return request_vtable_; }
 
+  /// Set before sending when the requester's group measures: the request's type and when it was
+  /// sent (a TelemetryStamp), so its answer time is counted when the answer arrives. Null and 0
+  /// otherwise.
+  void mark_measured(const MessageVTable* request, std::uint64_t sent_at) {
+    measured_ = request;
+    measured_since_ = sent_at;
+  }
+  [[nodiscard]] const MessageVTable* measured() const { return measured_; }
+  [[nodiscard]] std::uint64_t measured_since() const { return measured_since_; }
+
  protected:
   // Every path that changes the answer state funnels through here: it updates the count and, if
   // the request just completed, wakes the requester outside the lock.
@@ -117,6 +127,8 @@ class RequestStateBase {
   TraceId response_trace_;
   std::uint64_t correlation_id_ = 0;
   const MessageVTable* request_vtable_ = nullptr;
+  const MessageVTable* measured_ = nullptr;
+  std::uint64_t measured_since_ = 0;
   Waker waiter_;
   bool all_;
 };

@@ -25,7 +25,6 @@
 #include <elfin/detail/spin_lock.hpp>
 #include <elfin/map_router.hpp>
 #include <elfin/messages.hpp>
-#include <elfin/system_config.hpp>
 #include <elfin/task.hpp>
 
 namespace elfin::detail {
@@ -75,20 +74,16 @@ class Supervisor final : public GroupRuntime {
   Result<void, ConfigError> apply_config(const AnyConfig& config) override {
     auto decoded = config.decode<C>();
     if (!decoded) return Err{std::move(decoded).error()};
-    auto system_config = decode_system_config(config);
-    if (!system_config) return Err{std::move(system_config).error()};
     auto next = std::make_shared<const C>(std::move(*decoded));
-    router_.update(next.get());
-    apply_system_config(*system_config);
-    std::atomic_store(&config_, std::move(next));
-    set_applied_config(config);
-    return {};
+    return apply_runtime_config(config, [&] {
+      router_.update(next.get());
+      std::atomic_store(&config_, std::move(next));
+    });
   }
   ConfigReport check_config(const AnyConfig& config) const override {
     ConfigReport report;
     std::ignore = config.decode_reporting<C>(report, scope(), true);
-    report.append(check_system_config(config, scope()));
-    if (report.ok()) check_runtime_keys(config, report);
+    check_runtime_config(config, report);
     return report;
   }
   std::shared_ptr<const void> current_config() const override { return std::atomic_load(&config_); }

@@ -34,7 +34,7 @@
 #include <fmt/format.h>
 
 #include <elfin/blueprint.hpp>
-#include <elfin/detail/outgoing.hpp>
+#include <elfin/detail/observation.hpp>
 #include <elfin/detail/send_op.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
@@ -97,14 +97,12 @@ class Proxy {
   }
   template <Request R>
   Result<typename R::Response, RequestError> request_fallible(R request, std::optional<Addr> to = std::nullopt) {
-    auto state = issue<R, false>(std::move(request), to);
-    return state->take_any();
+    return take_any(*issue<R, false>(std::move(request), to));
   }
   template <Request R>
   std::vector<Result<typename R::Response, RequestError>> request_all(R request,
                                                                       std::optional<Addr> to = std::nullopt) {
-    auto state = issue<R, true>(std::move(request), to);
-    return state->take_all();
+    return take_all(*issue<R, true>(std::move(request), to));
   }
 
   /// The next envelope sent to this proxy; throws ProxyError after the timeout.
@@ -152,7 +150,7 @@ class Proxy {
                 std::shared_ptr<detail::RequestStateBase> request = nullptr) const {
     Envelope envelope = Envelope::make(std::move(message), addr(), trace_id(), kind);
     detail::EnvelopeAccess::block(envelope)->request = std::move(request);
-    detail::observe_outgoing(*cell_, envelope);
+    detail::observe_sent(*cell_, envelope);
     return envelope;
   }
   detail::SendOp routed_op(Envelope envelope, detail::SendMode mode) const;
@@ -189,6 +187,21 @@ class Proxy {
     state->release_sender();
     wait([&] { return state->done(); }, what);
     return state;
+  }
+
+  /// The answer(s) a request got, observed (dumps, telemetry) as delivered to the proxy, like an
+  /// actor's.
+  template <class T>
+  Result<T, RequestError> take_any(detail::RequestState<T>& state) {
+    auto answer = state.take_any();
+    detail::observe_answer_delivered(*cell_, state, answer);
+    return answer;
+  }
+  template <class T>
+  std::vector<Result<T, RequestError>> take_all(detail::RequestState<T>& state) {
+    auto answers = state.take_all();
+    for (const auto& answer : answers) detail::observe_answer_delivered(*cell_, state, answer);
+    return answers;
   }
 
   std::shared_ptr<Shared> shared_;

@@ -92,21 +92,24 @@ Task<Result<typename R::Response, EntitySendError>> request_entity(Context<C, K>
             hinted = true;
           }
         }
-      } else {
-        target = options.to;  // the pod asked is the owner again, or unknown: the usual way
+        if (!hinted) target = options.to;  // no better place known: the usual way
+      } else if (!why) {
+        target = options.to;  // nobody answered the question: the usual way
       }
+      // (Ok: the pod asked owns the shard now, so the next attempt goes there again.)
     }
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) break;
-    metrics::increment_counter("elfin_sharding_not_owner_retries_total");
     // Two stale pods could point at each other: at most two hints in a row skip the backoff
     // (Orleans forwards a misrouted message at most twice).
     if (hinted && ++hops <= 2) {
+      metrics::increment_counter("elfin_sharding_not_owner_retries_total");
       metrics::increment_counter("elfin_sharding_owner_hints_followed_total");
       continue;
     }
     hops = 0;
     if (now + backoff >= deadline) break;
+    metrics::increment_counter("elfin_sharding_not_owner_retries_total");
     auto paused = co_await ctx.request_to(options.pod, ps::Backoff{static_cast<std::uint32_t>(backoff.count())});
     if (!paused) break;  // no pod to time the backoff: nothing else will change either
     backoff = std::min(backoff * 2, options.max_backoff);

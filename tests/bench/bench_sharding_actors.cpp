@@ -16,15 +16,32 @@
 //                      process's) and another pod reports it: timed from the kill until its shards
 //                      were sent to the others (health check, removal saved, round). Detection by
 //                      the network (a closed connection) is not in it. ops = reassignments
+//   handoff_gap (family handoff)   a rolling update's step in one process: a shard manager (file
+//                      storage, fsync) and two pods (`sharding.pod` groups, each with an entity
+//                      group of counters); the first pod to register holds all 1024 shards. A
+//                      driver asks 32 entities their count in turn without pause, each through the
+//                      first pod's entity group and, when refused, the second's; after 50 rounds the
+//                      first pod is stopped gracefully (the pod a rolling update replaces: its
+//                      entities stop, it unregisters, the manager moves its shards at once). Per
+//                      entity, the gap is from the last request the old pod's entity served to the
+//                      first the new pod's served (entity-side time stamps; resolution: one round of
+//                      32 requests, or 1 ms while no entity answers). The line's figure is the median gap of a run (ops
+//                      = 1 handoff, ns/op = the gap); `gap_p50_ms` / `gap_max_ms` are over every entity of every
+//                      measured run. Akka reports 10-30 s for the same (entities unavailable during
+//                      a rolling update's handoffs).
 //
 // The fake pods answer PingPod, AssignShards and UnassignShards at once and count the shards they
 // were sent; the one whose AssignShards completes the count reports the figure. There is no CAF
 // peer (caf_ops_per_s=n/a).
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -35,6 +52,7 @@
 #include <fmt/format.h>
 
 #include <elfin/actors/shard_manager.hpp>
+#include <elfin/actors/sharding.hpp>
 #include <elfin/actors/sharding/assignment_cache.hpp>
 #include <elfin/actors/sharding/entities.hpp>
 #include <elfin/elfin.hpp>
@@ -335,6 +353,168 @@ storage.path = "{}"
   return figure;
 }
 
+// --- handoff ---------------------------------------------------------------------------------------
+
+constexpr std::uint32_t kGapEntities = 32;
+
+/// When each pod's entities served requests: nanoseconds since the run's start, per entity.
+struct Served {
+  Clock::time_point t0 = Clock::now();
+  std::array<std::array<std::atomic<std::int64_t>, kGapEntities>, 2> last{};
+  std::array<std::array<std::atomic<std::int64_t>, kGapEntities>, 2> first{};
+  std::vector<double> gaps_ms;  ///< filled by the driver at the end of the run
+};
+Served* served = nullptr;  // the run's, set by main's thread before the system starts
+
+std::int64_t served_now() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - served->t0).count();
+}
+
+Task<> handoff_counter(Context<NoConfig, std::string> ctx, std::size_t pod) {
+  const auto index = static_cast<std::size_t>(std::stoul(ctx.key().substr(ctx.key().find('-') + 1)));
+  std::uint64_t count = 0;
+  while (auto envelope = co_await ctx.recv()) {
+    co_await elfin::handle(
+        *envelope, [&](const Add&) { ++count; },
+        [&](const Count&, ResponseToken<Count> token) {
+          const std::int64_t now = served_now();
+          served->last[pod][index].store(now);
+          std::int64_t unset = 0;
+          served->first[pod][index].compare_exchange_strong(unset, now);
+          ctx.respond(std::move(token), count);
+        });
+  }
+}
+
+struct HandoffConfig {
+  std::uint32_t rounds_before = 50;
+  ELFIN_CONFIG(rounds_before);
+};
+
+Task<> handoff_driver(Context<HandoffConfig> ctx, std::array<std::shared_ptr<sharding::AssignmentCache>, 2> caches) {
+  // The first pod to register gets every shard (no regular round runs).
+  std::size_t old = 2;
+  const auto wait_until = Clock::now() + std::chrono::seconds{30};
+  while (old == 2) {
+    for (std::size_t p = 0; p < 2; ++p) {
+      if (caches[p]->owned().size() == kShards && caches[p]->group(fmt::format("counters{}", p + 1)) != 0 &&
+          caches[1 - p]->group(fmt::format("counters{}", 2 - p)) != 0) {
+        old = p;
+      }
+    }
+    if (Clock::now() > wait_until) co_return report_error("no pod got the shards within 30 s");
+    if (old == 2 && !co_await pause(ctx, std::chrono::milliseconds{1})) co_return;
+  }
+  const std::size_t fresh = 1 - old;
+  const Addr to_old{caches[old]->group(fmt::format("counters{}", old + 1))};
+  const Addr to_new{caches[fresh]->group(fmt::format("counters{}", fresh + 1))};
+  std::vector<std::string> ids;
+  for (std::uint32_t i = 0; i < kGapEntities; ++i) ids.push_back(fmt::format("cart-{}", i));
+  bool stopped = false;
+  const auto deadline = Clock::now() + std::chrono::seconds{60};
+  for (std::uint32_t round = 0;; ++round) {
+    std::uint32_t answered = 0;
+    for (const auto& id : ids) {
+      auto answer = co_await ctx.request_to(to_old, Count{id});
+      if (!answer) answer = co_await ctx.request_to(to_new, Count{id});
+      answered += answer ? 1 : 0;
+    }
+    // Nobody serves while the shards move: poll every millisecond rather than spin.
+    if (answered == 0 && !co_await pause(ctx, std::chrono::milliseconds{1})) co_return;
+    if (round == ctx.config().rounds_before) {
+      // The rolling update replaces the old pod: a graceful stop of its sharding actor.
+      std::ignore = ctx.unbounded_send_to(Addr{caches[old]->endpoint()}, elfin::Terminate{});
+      stopped = true;
+    }
+    if (stopped && std::all_of(served->first[fresh].begin(), served->first[fresh].end(),
+                               [](const auto& t) { return t.load() != 0; })) {
+      break;
+    }
+    if (Clock::now() > deadline) co_return report_error("the new pod did not serve every entity within 60 s");
+  }
+  std::vector<double> gaps;
+  for (std::uint32_t i = 0; i < kGapEntities; ++i) {
+    const std::int64_t last_old = served->last[old][i].load();
+    const std::int64_t first_new = served->first[fresh][i].load();
+    if (last_old == 0 || first_new <= last_old) co_return report_error(fmt::format("entity {}: no handoff seen", i));
+    gaps.push_back(static_cast<double>(first_new - last_old) / 1e6);
+  }
+  served->gaps_ms = gaps;
+  std::sort(gaps.begin(), gaps.end());
+  report({gaps[(gaps.size() - 1) / 2] / 1e3, 1});
+  co_await idle_until_closed(ctx);
+}
+
+Figure handoff_run(unsigned threads, std::vector<double>& all_gaps) {
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("elfin-bench-handoff-{}", ::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  Served run;
+  served = &run;
+  std::array<std::shared_ptr<sharding::AssignmentCache>, 2> caches{std::make_shared<sharding::AssignmentCache>(),
+                                                                   std::make_shared<sharding::AssignmentCache>()};
+  Topology topology;
+  auto manager = topology.local("sharding.manager");
+  manager.mount(elfin::actors::shard_manager::blueprint());
+  std::string config = fmt::format(R"([sharding.manager]
+shard_function = "{}"
+rebalance_interval = "1h"
+rebalance_retry_interval = "100ms"
+health_check_interval = "1h"
+ping_timeout = "1s"
+rebalance_rate = 1.0
+storage.path = "{}"
+)",
+                                   kFunction, (dir / "shards.state").string());
+  for (std::size_t p = 0; p < 2; ++p) {
+    auto pod = topology.local(fmt::format("pod{}", p + 1));
+    pod.mount(sharding::pod({caches[p], 100 + p}));
+    pod.route_to(manager, elfin::filters::protocol("sharding"));
+    sharding::EntityOptions options;
+    options.cache = caches[p];
+    options.shard_function = kFunction;
+    options.entity_id = counter_id;
+    topology.local(fmt::format("counters{}", p + 1))
+        .mount(sharding::entities(std::move(options),
+                                  [p](Context<NoConfig, std::string> ctx) { return handoff_counter(ctx, p); }));
+    config += fmt::format(R"(
+[pod{}]
+address = "pod-{}"
+shard_function = "{}"
+retry_interval = "20ms"
+)",
+                          p + 1, p + 1, kFunction);
+  }
+  topology.local("driver")
+      .mount(ActorGroup().config<HandoffConfig>().exec(
+          [caches](Context<HandoffConfig> ctx) { return handoff_driver(ctx, caches); }))
+      .entrypoint();
+  auto figure = elfin_bench::run_elfin("handoff_gap", std::move(topology), config, threads);
+  all_gaps.insert(all_gaps.end(), run.gaps_ms.begin(), run.gaps_ms.end());
+  served = nullptr;
+  std::filesystem::remove_all(dir);
+  return figure;
+}
+
+bool handoff_case(const Options& o) {
+  try {
+    std::vector<double> warmup;
+    if (o.warmup) handoff_run(o.threads, warmup);
+    std::vector<double> gaps;
+    std::vector<Figure> figures;
+    for (unsigned r = 0; r < o.reps; ++r) figures.push_back(handoff_run(o.threads, gaps));
+    std::sort(gaps.begin(), gaps.end());
+    const double p50 = gaps[(gaps.size() - 1) / 2];
+    elfin_bench::print_line(kBench, "handoff_gap", elfin_bench::summarize(figures), std::nullopt,
+                            fmt::format(" gap_p50_ms={:.2f} gap_max_ms={:.2f} entities={} runs={} akka_reported=10-30s",
+                                        p50, gaps.back(), kGapEntities, o.reps));
+    return true;
+  } catch (const std::exception& e) {
+    std::printf("bench=%s case=handoff_gap error=%s\n", std::string(kBench).c_str(), e.what());
+    return false;
+  }
+}
+
 std::vector<elfin_bench::Case> cases() {
   std::vector<elfin_bench::Case> out;
   out.push_back({"entity_send", "entity_vs_routed", [](const Options& o) {
@@ -358,6 +538,7 @@ std::vector<elfin_bench::Case> cases() {
                          " storage=file detection=excluded");
                    }});
   }
+  out.push_back({"handoff_gap", "handoff", handoff_case});
   return out;
 }
 

@@ -197,4 +197,40 @@ std::size_t AssignmentCache::running_entities(const std::set<std::uint32_t>& sha
   return running;
 }
 
+std::vector<std::uint64_t> AssignmentCache::wake_hosts(const std::set<std::uint32_t>& shards) const {
+  std::vector<std::uint64_t> groups;
+  for (const auto& host : hosts()) {
+    auto some = host->wake(shards);
+    groups.insert(groups.end(), some.begin(), some.end());
+  }
+  return groups;
+}
+
+void AssignmentCache::add_group(std::string name, std::uint64_t addr) {
+  std::unique_lock lock(mutex_);
+  groups_[std::move(name)] = addr;
+}
+
+std::uint64_t AssignmentCache::group(const std::string& name) const {
+  std::shared_lock lock(mutex_);
+  auto it = groups_.find(name);
+  return it == groups_.end() ? 0 : it->second;
+}
+
+std::uint64_t AssignmentCache::remote_group(const ps::PodRef& pod, const std::string& name) const {
+  std::shared_lock lock(mutex_);
+  auto it = remote_groups_.find({pod, name});
+  return it == remote_groups_.end() ? 0 : it->second;
+}
+
+void AssignmentCache::remember_remote_group(const ps::PodRef& pod, const std::string& name, std::uint64_t addr) {
+  std::unique_lock lock(mutex_);
+  // Pods that left the map are forgotten, so the memo stays as small as the cluster.
+  std::erase_if(remote_groups_, [&](const auto& entry) {
+    return std::none_of(map_.pods.begin(), map_.pods.end(),
+                        [&](const ps::PodEntry& e) { return e.pod == entry.first.first; });
+  });
+  remote_groups_[{pod, name}] = addr;
+}
+
 }  // namespace elfin::actors::sharding

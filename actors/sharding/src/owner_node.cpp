@@ -6,6 +6,7 @@
 #include <elfin/actors/sharding/owner_node.hpp>
 #include <elfin/addr.hpp>
 #include <elfin/hashing/shard_function.hpp>
+#include <elfin/protocols/sharding/entity_protocol.hpp>
 
 namespace elfin::actors::sharding {
 
@@ -16,10 +17,17 @@ NodePick owner_node(std::shared_ptr<AssignmentCache> cache, std::string shard_fu
     throw std::invalid_argument("actors::sharding::owner_node: " + shard_function + ": bad shard function");
   return [cache = std::move(cache), function = *function, entity_id = std::move(entity_id)](
              const Envelope& e, const std::vector<std::uint16_t>& connected) -> std::optional<std::uint16_t> {
-    auto id = entity_id ? entity_id(e) : std::nullopt;
-    if (!id || id->empty()) return std::nullopt;
-    auto shard = function.shard_of(*id);
-    if (!shard) return std::nullopt;
+    std::optional<std::uint32_t> shard;
+    if (const auto* ask = e.get<protocols::sharding::ShardOwner>()) {
+      // Asked where an entity message of this shard went: it goes the same way.
+      shard = ask->shard;
+    } else {
+      auto id = entity_id ? entity_id(e) : std::nullopt;
+      if (!id || id->empty()) return std::nullopt;
+      auto found = function.shard_of(*id);
+      if (!found) return std::nullopt;
+      shard = *found;
+    }
     const Route route = cache->route(*shard);
     if (route.local) return Addr{cache->endpoint()}.node_no();
     if (!route.owner) return std::nullopt;

@@ -100,9 +100,9 @@ class Pod {
       if (!envelope) break;
       co_await handle(*envelope, this, &Pod::on_ping, &Pod::on_assign, &Pod::on_unassign, &Pod::on_changed,
                       &Pod::on_fetched, &Pod::on_registered, &Pod::on_retry_start, &Pod::on_report_tick,
-                      &Pod::on_refresh_tick, &Pod::on_backoff, &Pod::on_backoff_done, &Pod::on_passivate_tick,
-                      &Pod::on_stop_check, &Pod::on_stop_deadline, &Pod::on_terminate, &Pod::on_unregistered,
-                      &Pod::on_validate, &Pod::on_config_updated);
+                      &Pod::on_refresh_tick, &Pod::on_backoff, &Pod::on_backoff_done, &Pod::on_locate,
+                      &Pod::on_passivate_tick, &Pod::on_stop_check, &Pod::on_stop_deadline, &Pod::on_terminate,
+                      &Pod::on_unregistered, &Pod::on_validate, &Pod::on_config_updated);
     }
   }
 
@@ -174,6 +174,10 @@ class Pod {
     const std::uint64_t id = ++next_op_;
     backoffs_.emplace(id, std::move(token));
     ctx_.attach(Delay(std::chrono::milliseconds{backoff.delay_ms}, BackoffDone{id}));
+  }
+
+  void on_locate(const ps::LocateGroup& locate, ResponseToken<ps::LocateGroup> token) {
+    ctx_.respond(std::move(token), cache_->group(locate.name));
   }
 
   void on_backoff_done(const BackoffDone& waited) {
@@ -271,8 +275,15 @@ class Pod {
       log::warn("sharding pod {}: assign of {} shards at epoch {} refused: {}", cache_->self(), assign.shards.size(),
                 assign.epoch, result.error());
     }
+    const bool assigned = result.ok();
     ctx_.respond(std::move(token), std::move(result));
     publish();
+    // Singletons of these shards start now, not on a first message: they run unasked.
+    if (assigned) {
+      for (auto group : cache_->wake_hosts({assign.shards.begin(), assign.shards.end()})) {
+        std::ignore = ctx_.unbounded_send_to(Addr{group}, Ping{});
+      }
+    }
   }
 
   void on_unassign(const ps::UnassignShards& unassign, ResponseToken<ps::UnassignShards> token) {

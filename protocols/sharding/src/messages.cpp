@@ -15,6 +15,8 @@ ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::sharding::AssignShards);
 ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::sharding::UnassignShards);
 ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::sharding::AssignmentsChanged);
 ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::sharding::Backoff);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::sharding::LocateGroup);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::sharding::ShardOwner);
 
 namespace elfin::protocols::sharding {
 

@@ -44,7 +44,8 @@ struct ClientAnswer {
   CartState state;
   std::uint32_t attempts = 0;
   std::string error;
-  ELFIN_PART(ok, state, attempts, error);
+  bool not_owner = false;  ///< the error carries the last NotOwner answer
+  ELFIN_PART(ok, state, attempts, error, not_owner);
 };
 
 /// Asks the client actor to get a cart through request_entity, sent to `carts` with `pod`'s
@@ -54,7 +55,9 @@ struct ClientGet {
   std::uint64_t carts = 0;  ///< raw Addr of the cart group to send to
   std::uint64_t pod = 0;    ///< raw Addr of the pod's sharding actor
   std::uint32_t send_timeout_ms = 0;
-  ELFIN_REQUEST(test_carts, ClientGet, ClientAnswer, cart, carts, pod, send_timeout_ms);
+  std::int64_t shard = -1;  ///< when set, with `group`: follow NotOwner hints to the owner's `group`
+  std::string group;
+  ELFIN_REQUEST(test_carts, ClientGet, ClientAnswer, cart, carts, pod, send_timeout_ms, shard, group);
 };
 
 class CartWorld {
@@ -118,24 +121,33 @@ inline Task<> cart(Context<NoConfig, std::string> ctx, std::shared_ptr<CartWorld
   world->stopped(ctx.key(), pod);
 }
 
+/// Runs ClientGet's request_entity and answers with what it gave.
+template <class C, class K>
+Task<> answer_client_get(Context<C, K> ctx, const ClientGet& get, ResponseToken<ClientGet> token) {
+  actors::sharding::EntitySendOptions options;
+  options.to = Addr{get.carts};
+  options.pod = Addr{get.pod};
+  options.send_timeout = std::chrono::milliseconds{get.send_timeout_ms};
+  if (get.shard >= 0) options.shard = static_cast<std::uint32_t>(get.shard);
+  options.group = get.group;
+  auto answer = co_await actors::sharding::request_entity(ctx, CartGet{get.cart}, options);
+  ClientAnswer result;
+  if (answer) {
+    result.ok = true;
+    result.state = *answer;
+  } else {
+    result.attempts = answer.error().attempts;
+    result.not_owner = answer.error().not_owner.has_value();
+    result.error = fmt::format("{}", answer.error());
+  }
+  ctx.respond(std::move(token), std::move(result));
+}
+
 inline Task<> client(Context<> ctx) {
   while (auto envelope = co_await ctx.recv()) {
     // A coroutine handler: it lives until the co_await ends, so capturing by reference is safe.
     co_await handle(*envelope, [&](const ClientGet& get, ResponseToken<ClientGet> token) -> Task<> {
-      actors::sharding::EntitySendOptions options;
-      options.to = Addr{get.carts};
-      options.pod = Addr{get.pod};
-      options.send_timeout = std::chrono::milliseconds{get.send_timeout_ms};
-      auto answer = co_await actors::sharding::request_entity(ctx, CartGet{get.cart}, options);
-      ClientAnswer result;
-      if (answer) {
-        result.ok = true;
-        result.state = *answer;
-      } else {
-        result.attempts = answer.error().attempts;
-        result.error = fmt::format("{}", answer.error());
-      }
-      ctx.respond(std::move(token), std::move(result));
+      co_await answer_client_get(ctx, get, std::move(token));
     });
   }
 }

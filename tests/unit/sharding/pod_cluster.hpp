@@ -22,6 +22,7 @@
 
 #include <elfin/actors/shard_manager.hpp>
 #include <elfin/actors/sharding.hpp>
+#include <elfin/actors/sharding/singleton.hpp>
 #include <elfin/elfin.hpp>
 #include <elfin/protocols/sharding/manager_protocol.hpp>
 #include <elfin/protocols/sharding/pod_protocol.hpp>
@@ -91,14 +92,16 @@ class PodCluster {
 
   /// `pods` pods named pod1..podN; regular rounds every `rebalance_interval`.
   /// `carts`: each pod runs a cart entity group `carts<N>` instead of a FakeHost.
+  /// `singletons`: each pod runs the singleton group `scheduler<N>` (named "scheduler").
   explicit PodCluster(std::size_t pods, std::string rebalance_interval = "50ms", bool with_manager = true,
-                      bool carts = false, std::string pod_extra = "")
-      : carts_(carts), pod_extra_(std::move(pod_extra)) {
+                      bool carts = false, std::string pod_extra = "", bool singletons = false)
+      : carts_(carts), singletons_(singletons), pod_extra_(std::move(pod_extra)) {
     for (std::size_t i = 1; i <= pods; ++i) {
       auto cache = std::make_shared<actors::sharding::AssignmentCache>();
       caches_.push_back(cache);
       hosts_.push_back(std::make_shared<FakeHost>(cache));
       registries_.push_back(std::make_shared<actors::sharding::EntityRegistry>());
+      singleton_registries_.push_back(std::make_shared<actors::sharding::EntityRegistry>());
       if (!carts) cache->add_host(hosts_.back());
     }
     proxy_ = std::make_unique<testing::Proxy>(start(std::move(rebalance_interval), with_manager));
@@ -112,12 +115,16 @@ class PodCluster {
   [[nodiscard]] testing::Proxy& proxy() { return *proxy_; }
   [[nodiscard]] actors::sharding::EntityRegistry& registry(std::size_t pod) { return *registries_.at(pod - 1); }
   [[nodiscard]] CartWorld& carts() { return *world_; }
+  /// Where pod `pod` lists its singleton instance.
+  [[nodiscard]] actors::sharding::EntityRegistry& singleton_registry(std::size_t pod) {
+    return *singleton_registries_.at(pod - 1);
+  }
   /// Gets `cart` through request_entity, sent to pod `pod`'s cart group.
   ClientAnswer client_get(const std::string& cart, std::size_t pod, std::chrono::milliseconds send_timeout) {
     proxy_->set_timeout(send_timeout + 5s);
     return proxy_
         ->request_fallible(ClientGet{cart, carts_of(pod).raw(), cache(pod).endpoint(),
-                                     static_cast<std::uint32_t>(send_timeout.count())},
+                                     static_cast<std::uint32_t>(send_timeout.count()), -1, ""},
                            proxy_->system().group_addr("client"))
         .value();
   }
@@ -200,6 +207,24 @@ entity_termination_timeout = "5s"
 )",
                             name, ref(i).address, kShards, pod_extra_);
     }
+    if (singletons_) {
+      for (std::size_t i = 1; i <= caches_.size(); ++i) {
+        actors::sharding::SingletonOptions options;
+        options.cache = caches_[i - 1];
+        options.name = "scheduler";
+        options.shard_function = fmt::format("jump-xxh64/1:{}", kShards);
+        options.registry = singleton_registries_[i - 1];
+        const std::string address = ref(i).address;
+        // A singleton that only waits: it runs without anyone writing to it.
+        topology.local(fmt::format("scheduler{}", i))
+            .mount(actors::sharding::singleton(std::move(options), [world = world_, address](Context<> ctx) -> Task<> {
+              world->started("scheduler", address);
+              while (co_await ctx.recv()) {
+              }
+              world->stopped("scheduler", address);
+            }));
+      }
+    }
     if (carts_) topology.local("client").mount(ActorGroup().exec(client));
     // Telemetry on, so the tests can read the metrics.
     topology.local("system.telemeters").mount(ActorGroup().exec([](Context<> ctx) -> Task<> {
@@ -213,9 +238,11 @@ entity_termination_timeout = "5s"
 
   std::shared_ptr<std::atomic<bool>> manager_down_ = std::make_shared<std::atomic<bool>>(false);
   bool carts_ = false;
+  bool singletons_ = false;
   std::string pod_extra_;
   std::shared_ptr<CartWorld> world_ = std::make_shared<CartWorld>();
   std::vector<std::shared_ptr<actors::sharding::EntityRegistry>> registries_;
+  std::vector<std::shared_ptr<actors::sharding::EntityRegistry>> singleton_registries_;
   hashing::ShardFunction function_ = hashing::ShardFunction::parse(fmt::format("jump-xxh64/1:{}", kShards)).value();
   TempDir dir_;
   std::vector<std::shared_ptr<actors::sharding::AssignmentCache>> caches_;

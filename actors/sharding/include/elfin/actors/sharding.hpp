@@ -7,8 +7,11 @@
 // If the actor restarts (its address changes) it registers again with the same identity. Then:
 //   PingPod             answered at once with the pod's identity;
 //   Backoff             answered after its delay (the pauses of request_entity's retries);
+//   LocateGroup         the address of a group registered under that name in the cache (the
+//                       broadcasts and owner hints of other pods' senders);
 //   AssignShards        the shards are the pod's from that epoch on (idempotent); refused with
-//                       WrongIncarnation, StaleEpoch, or Draining while stopping;
+//                       WrongIncarnation, StaleEpoch, or Draining while stopping; the singletons
+//                       of those shards are started (elfin::Ping to their groups);
 //   UnassignShards      the shards stop being routed here, their entities are asked to stop, and
 //                       the answer comes once they all stopped (or entity_termination_timeout);
 //   AssignmentsChanged  other pods' entries only; a command newer than the map held makes the

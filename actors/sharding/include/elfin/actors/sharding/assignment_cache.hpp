@@ -11,8 +11,14 @@
 // The pod serves nothing until it holds a complete map (`ready()`), and keeps routing from the
 // cache while the manager is unreachable. While draining (a graceful stop) it owns nothing new.
 //
-// Entity hosts (the entity groups of this pod) register here, so an unassign can stop the
-// entities of the shards it takes away before it is acknowledged.
+// Entity hosts (the entity groups and singletons of this pod) register here, so an unassign can
+// stop the entities of the shards it takes away before it is acknowledged, and an assign can
+// start the singletons of the shards it brings.
+//
+// Groups that senders on other pods address by name (broadcast targets, entity groups followed
+// by an owner hint) register their address here too; the pod's sharding actor answers
+// LocateGroup from it, and senders remember what other pods answered (per pod incarnation: a
+// group's address does not change while its process runs).
 //
 // Thread safety: every member may be called from any thread.
 #pragma once
@@ -25,6 +31,8 @@
 #include <optional>
 #include <set>
 #include <shared_mutex>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <elfin/messages.hpp>
@@ -47,6 +55,9 @@ class EntityHost {
   [[nodiscard]] virtual std::size_t running(const std::set<std::uint32_t>& shards) const = 0;
   /// The actors of the entities nothing was routed to for `max_idle` (to passivate).
   virtual std::vector<std::uint64_t> idle(std::chrono::nanoseconds max_idle) = 0;
+  /// `shards` became this pod's: the group addresses to send elfin::Ping to, which starts an
+  /// actor that must run without being written to (a singleton). None by default.
+  virtual std::vector<std::uint64_t> wake(const std::set<std::uint32_t>& /*shards*/) { return {}; }
 };
 
 /// Where a shard's messages go, as this pod sees it now.
@@ -110,6 +121,17 @@ class AssignmentCache {
   /// The actors of every host's entities idle for `max_idle`.
   [[nodiscard]] std::vector<std::uint64_t> idle_entities(std::chrono::nanoseconds max_idle) const;
   [[nodiscard]] std::size_t running_entities(const std::set<std::uint32_t>& shards) const;
+  /// The group addresses every host wants woken now that `shards` are this pod's.
+  [[nodiscard]] std::vector<std::uint64_t> wake_hosts(const std::set<std::uint32_t>& shards) const;
+
+  // --- groups addressed by name ------------------------------------------------------------
+  /// A group of this pod's node that senders may address by `name` (LocateGroup).
+  void add_group(std::string name, std::uint64_t addr);
+  /// The address registered as `name` on this pod's node, 0 if none.
+  [[nodiscard]] std::uint64_t group(const std::string& name) const;
+  /// What `pod` answered to LocateGroup{name} (0: not asked yet, or it had none).
+  [[nodiscard]] std::uint64_t remote_group(const protocols::sharding::PodRef& pod, const std::string& name) const;
+  void remember_remote_group(const protocols::sharding::PodRef& pod, const std::string& name, std::uint64_t addr);
 
  private:
   [[nodiscard]] std::optional<protocols::sharding::ShardingError> check(const protocols::sharding::PodRef& pod,
@@ -128,6 +150,8 @@ class AssignmentCache {
   std::map<std::uint32_t, std::uint64_t> last_epoch_;  ///< shard -> newest command's epoch
   std::vector<std::weak_ptr<EntityHost>> hosts_;
   std::set<protocols::sharding::PodRef> unreachable_;
+  std::map<std::string, std::uint64_t> groups_;
+  std::map<std::pair<protocols::sharding::PodRef, std::string>, std::uint64_t> remote_groups_;
 };
 
 }  // namespace elfin::actors::sharding

@@ -14,6 +14,13 @@
 // is refused (the send reports NoRoute, a request fails at once), so the sender retries — see
 // sharding/send.hpp — and no message is ever handled by an entity whose shard moved away.
 //
+// Why a message was refused: a ShardOwner request sent like the entity's messages is answered by
+// the group's pod-side helper (the actor of the empty key, never an entity), Ok if this pod owns
+// the shard now, else a ShardingError of kind NotOwner with this pod's epoch and owner hint —
+// what request_entity follows to the owner. The helper also registers the group in the cache
+// under its topology name (LocateGroup), so senders on other pods can address this pod's group.
+// It starts with the group (the start-up UpdateConfig).
+//
 // An entity is stopped with the termination message (elfin::Terminate: its mailbox closes, what
 // is queued is handled, its exec returns) when its shard is unassigned, when the pod stops, and
 // when nothing was routed to it for entity_max_idle_time (passivation; the next message starts it
@@ -23,6 +30,7 @@
 // Thread safety: a blueprint is a value; the router runs on any thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,12 +39,17 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include <elfin/actor_group.hpp>
 #include <elfin/actors/sharding/assignment_cache.hpp>
 #include <elfin/actors/sharding/entity_registry.hpp>
 #include <elfin/blueprint.hpp>
 #include <elfin/envelope.hpp>
+#include <elfin/handle.hpp>
 #include <elfin/hashing/shard_function.hpp>
+#include <elfin/messages.hpp>
+#include <elfin/protocols/sharding/entity_protocol.hpp>
 #include <elfin/telemetry.hpp>
 
 namespace elfin::actors::sharding {
@@ -53,6 +66,34 @@ struct EntityOptions {
 };
 
 namespace detail {
+
+/// The key of an entity group's pod-side helper: no entity has an empty id.
+inline const std::string kHelperKey{};
+
+/// What a pod answers about `shard`: Ok if it owns it now, else NotOwner with its view.
+inline Result<Unit, protocols::sharding::ShardingError> shard_owner(const AssignmentCache& cache, std::uint32_t shard) {
+  namespace ps = protocols::sharding;
+  if (cache.owns(shard)) return Unit{};
+  ps::NotOwner view = cache.not_owner(shard);
+  std::string detail = view.owner
+                           ? fmt::format("shard {} is owned by {} at epoch {}", shard, view.owner->pod, view.epoch)
+                           : fmt::format("shard {} has no known owner at epoch {}", shard, view.epoch);
+  return Err{ps::ShardingError{ps::ShardingErrorKind::NotOwner, std::move(detail), std::move(view)}};
+}
+
+/// The pod-side helper: registers the group by name, answers ShardOwner.
+template <class C>
+Task<> run_helper(Context<C, std::string> ctx, std::shared_ptr<AssignmentCache> cache,
+                  std::shared_ptr<std::atomic<bool>> started) {
+  cache->add_group(ctx.group(), ctx.group_addr().raw());
+  started->store(true);
+  while (auto envelope = co_await ctx.recv()) {
+    co_await handle(*envelope, [&](const protocols::sharding::ShardOwner& ask,
+                                   ResponseToken<protocols::sharding::ShardOwner> token) {
+      ctx.respond(std::move(token), shard_owner(*cache, ask.shard));
+    });
+  }
+}
 
 template <class C, class F>
 Task<> run_entity(Context<C, std::string> ctx, std::shared_ptr<F> exec, std::shared_ptr<AssignmentCache> cache,
@@ -90,9 +131,13 @@ template <class C = NoConfig, class F>
     return *shard;
   };
   auto entity_id = std::move(options.entity_id);
-  MapRouter<std::string> router{[cache, registry, shard_of, entity_id](const Envelope& e) {
+  auto helper = std::make_shared<std::atomic<bool>>(false);
+  MapRouter<std::string> router{[cache, registry, shard_of, entity_id, helper](const Envelope& e) {
     using O = Outcome<std::string>;
+    // The start-up UpdateConfig starts the helper (no entity runs yet); later ones reach all.
+    if (e.is<UpdateConfig>() && !helper->load()) return O::Unicast(detail::kHelperKey);
     if (e.vtable().is_system) return O::Default();
+    if (e.is<protocols::sharding::ShardOwner>()) return O::Unicast(detail::kHelperKey);
     auto id = entity_id ? entity_id(e) : std::nullopt;
     if (!id || id->empty()) return O::Discard();
     auto shard = shard_of(*id);
@@ -104,7 +149,8 @@ template <class C = NoConfig, class F>
   return ActorGroup()
       .config<C>()
       .router(std::move(router))
-      .exec([shared, cache, registry, shard_of](Context<C, std::string> ctx) {
+      .exec([shared, cache, registry, shard_of, helper](Context<C, std::string> ctx) {
+        if (ctx.key().empty()) return detail::run_helper<C>(ctx, cache, helper);
         const auto shard = shard_of(ctx.key()).value_or(0);
         return detail::run_entity<C, F>(ctx, shared, cache, registry, shard);
       });

@@ -11,7 +11,8 @@
 // one whose owner is unknown or not connected is refused (NoRoute), for the sender to retry; an
 // owner whose node is not connected is reported to the manager by the pod's sharding actor. The
 // receiving pod checks ownership again (its entity router), so a stale cache never makes an
-// entity run where its shard is not owned.
+// entity run where its shard is not owned. A ShardOwner request (why was I refused?) goes the way
+// an entity message of its shard goes, so the pod that refused is the one that explains.
 //
 // Thread safety: the returned function may be called from any thread.
 #pragma once

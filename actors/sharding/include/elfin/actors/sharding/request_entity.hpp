@@ -4,9 +4,18 @@
 // owner's node is unreachable; the next attempt waits a backoff that doubles from 10 ms to 200 ms
 // (Shardcake retries every 100-200 ms), and sees the cache as it is by then.
 //
+// Owner hints: with `shard` (the entity's shard) and `group` (the entity group's name on every
+// pod) set, a refused attempt is followed by a ShardOwner question sent the same way, which the
+// pod that refused answers with a typed NotOwner (its epoch and owner hint). The next attempt
+// then goes straight to the hinted owner's entity group (its address asked of the owner's
+// sharding actor, LocateGroup) without a backoff, however stale this pod's cache is; a hint that
+// names the pod just tried, or none, falls back to the backoff (as does a third hint in a row). The last NotOwner is
+// kept in the error. (A router can only refuse a message, untyped; the typed answer comes from the question.)
+//
 //   auto state = co_await elfin::actors::sharding::request_entity(ctx, GetCart{"cart-7"},
 //                    {.to = carts_front, .pod = Addr{cache->endpoint()}, .send_timeout = 10s});
 //   if (!state) log::warn("{}", state.error());   // EntitySendError: Timeout after N attempts
+//   // following owner hints: add .shard = function.shard_of("cart-7"), .group = "carts.local"
 //
 // Order: requests one sender makes one after the other reach the entity in that order while its
 // shard stays put; an attempt that failed is made again, so a retried request may be handled
@@ -18,6 +27,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -26,6 +36,7 @@
 #include <elfin/addr.hpp>
 #include <elfin/context.hpp>
 #include <elfin/protocols/sharding/entity_protocol.hpp>
+#include <elfin/protocols/sharding/sharding_error.hpp>
 #include <elfin/request.hpp>
 #include <elfin/result.hpp>
 #include <elfin/task.hpp>
@@ -36,6 +47,8 @@ namespace elfin::actors::sharding {
 struct EntitySendError {
   std::uint32_t attempts = 0;
   std::string last;  ///< why the last attempt failed
+  /// The last typed refusal (with `shard` and `group` set): the refusing pod's epoch and hint.
+  std::optional<protocols::sharding::NotOwner> not_owner;
 };
 
 struct EntitySendOptions {
@@ -44,24 +57,60 @@ struct EntitySendOptions {
   std::chrono::milliseconds send_timeout{10'000};
   std::chrono::milliseconds min_backoff{10};
   std::chrono::milliseconds max_backoff{200};
+  /// The entity's shard; with `group`, refusals are asked about and owner hints followed.
+  std::optional<std::uint32_t> shard;
+  /// The entity group's name on every pod's node (where a hint leads).
+  std::string group;
 };
 
 template <class C, class K, Request R>
 Task<Result<typename R::Response, EntitySendError>> request_entity(Context<C, K> ctx, R request,
                                                                    EntitySendOptions options) {
+  namespace ps = protocols::sharding;
   const auto deadline = std::chrono::steady_clock::now() + options.send_timeout;
   auto backoff = options.min_backoff;
   EntitySendError error;
+  Addr target = options.to;  // the owner's entity group after a hint, else `to`
+  std::uint32_t hops = 0;    // hints followed since the last backoff
   while (true) {
     ++error.attempts;
-    auto answer = options.to.is_null() ? co_await ctx.request(request) : co_await ctx.request_to(options.to, request);
+    auto answer = target.is_null() ? co_await ctx.request(request) : co_await ctx.request_to(target, request);
     if (answer) co_return std::move(answer).value();
     error.last = std::string(to_string(answer.error()));
+    bool hinted = false;
+    if (options.shard && !options.group.empty()) {
+      // Asked where the attempt went: the pod that refused says why, typed.
+      const ps::ShardOwner ask{*options.shard};
+      auto why = target.is_null() ? co_await ctx.request(ask) : co_await ctx.request_to(target, ask);
+      if (why && !*why && why->error().not_owner) {
+        const ps::NotOwner& refusal = *why->error().not_owner;
+        error.not_owner = refusal;
+        if (refusal.owner) {
+          auto where = co_await ctx.request_to(Addr{refusal.owner->endpoint}, ps::LocateGroup{options.group});
+          if (where && *where != 0 && Addr{*where} != target) {
+            target = Addr{*where};
+            hinted = true;
+          }
+        }
+        if (!hinted) target = options.to;  // no better place known: the usual way
+      } else if (!why) {
+        target = options.to;  // nobody answered the question: the usual way
+      }
+      // (Ok: the pod asked owns the shard now, so the next attempt goes there again.)
+    }
     const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) break;
+    // Two stale pods could point at each other: at most two hints in a row skip the backoff
+    // (Orleans forwards a misrouted message at most twice).
+    if (hinted && ++hops <= 2) {
+      metrics::increment_counter("elfin_sharding_not_owner_retries_total");
+      metrics::increment_counter("elfin_sharding_owner_hints_followed_total");
+      continue;
+    }
+    hops = 0;
     if (now + backoff >= deadline) break;
     metrics::increment_counter("elfin_sharding_not_owner_retries_total");
-    auto paused =
-        co_await ctx.request_to(options.pod, protocols::sharding::Backoff{static_cast<std::uint32_t>(backoff.count())});
+    auto paused = co_await ctx.request_to(options.pod, ps::Backoff{static_cast<std::uint32_t>(backoff.count())});
     if (!paused) break;  // no pod to time the backoff: nothing else will change either
     backoff = std::min(backoff * 2, options.max_backoff);
   }

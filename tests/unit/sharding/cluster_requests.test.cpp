@@ -1,0 +1,127 @@
+// Broadcasts and owner hints across pod nodes over real loopback TCP (three or two nodes in one
+// process): a broadcast gets every listed pod's answer or a typed per-pod error, and a request
+// refused by a pod that does not own the shard learns, typed, who does and goes straight there.
+#include <chrono>
+#include <string>
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include "pod_nodes.hpp"
+
+using elfin::actors::sharding::BroadcastErrorKind;
+using elfin::test::AskAllPods;
+using elfin::test::eventually;
+using elfin::test::PodNodes;
+using elfin::test::PodReply;
+
+namespace {
+
+const PodReply* reply_of(const std::vector<PodReply>& replies, const std::string& pod) {
+  for (const auto& r : replies) {
+    if (r.pod == pod) return &r;
+  }
+  return nullptr;
+}
+
+double node_metric(elfin::testing::Proxy& proxy, std::string_view name) {
+  double total = 0;
+  for (const auto& sample : proxy.system().scrape_metrics()) {
+    if (sample.name == name) total += sample.value;
+  }
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("sharding pods: a broadcast gets every pod's answer, and a typed error for a pod that gives none",
+          "[sharding]") {
+  PodNodes nodes(3);
+  REQUIRE(nodes.settled());
+  auto all = nodes.proxy(1).request_fallible(AskAllPods{});
+  REQUIRE(all);
+  REQUIRE(all->size() == 3);
+  for (std::size_t i = 1; i <= 3; ++i) {
+    const auto* reply = reply_of(*all, PodNodes::pod_name(i));
+    REQUIRE(reply);
+    CHECK(reply->ok);
+    CHECK(reply->answer == PodNodes::pod_name(i));  // each pod's own group answered
+  }
+
+  // pod-2's group drops the request; pod-3's node goes away while the map still lists it.
+  nodes.node(2).mute->store(true);
+  nodes.kill(3);
+  REQUIRE(eventually([&] { return nodes.peers(1) == 1; }));
+  auto some = nodes.proxy(1).request_fallible(AskAllPods{});
+  REQUIRE(some);
+  REQUIRE(some->size() == 3);
+  const auto* one = reply_of(*some, PodNodes::pod_name(1));
+  const auto* two = reply_of(*some, PodNodes::pod_name(2));
+  const auto* three = reply_of(*some, PodNodes::pod_name(3));
+  REQUIRE((one && two && three));
+  CHECK(one->ok);
+  CHECK(one->answer == "pod-1");
+  CHECK_FALSE(two->ok);
+  CHECK(two->kind == static_cast<std::int32_t>(BroadcastErrorKind::Ignored));
+  CHECK_FALSE(three->ok);
+  INFO(three->detail);
+  CHECK((three->kind == static_cast<std::int32_t>(BroadcastErrorKind::NotDelivered) ||
+         three->kind == static_cast<std::int32_t>(BroadcastErrorKind::Unreachable)));
+
+  // The unreachable pod was reported: the manager finds it dead and the map drops it.
+  REQUIRE(eventually([&] { return nodes.node(1).cache->pods().size() == 2; }));
+  nodes.node(2).mute->store(false);
+  auto after = nodes.proxy(1).request_fallible(AskAllPods{});
+  REQUIRE(after);
+  CHECK(after->size() == 2);
+}
+
+TEST_CASE("sharding pods: a refused request follows the typed NotOwner hint straight to the owner", "[sharding]") {
+  PodNodes nodes(2);
+  REQUIRE(nodes.settled());
+  auto function = elfin::hashing::ShardFunction::parse(elfin::test::kPodNodesFunction).value();
+  // A cart pod-1 owns, sent from node 1 to pod-2's entity group directly: pod-2 refuses it.
+  std::string cart;
+  std::uint32_t shard = 0;
+  for (int i = 0; cart.empty(); ++i) {
+    const std::string id = fmt::format("cart-{}", i);
+    shard = function.shard_of(id).value();
+    if (nodes.node(1).cache->owns(shard)) cart = id;
+  }
+  const elfin::Addr wrong = nodes.proxy(2).system().group_addr("carts.local");
+
+  // The refusing pod says why, typed: not the owner, at its epoch, and who is.
+  auto why = nodes.proxy(1).request_fallible(elfin::protocols::sharding::ShardOwner{shard}, wrong);
+  REQUIRE(why);
+  REQUIRE_FALSE(*why);
+  const auto& refusal = why->error();
+  CHECK(refusal.kind == elfin::protocols::sharding::ShardingErrorKind::NotOwner);
+  REQUIRE(refusal.not_owner);
+  CHECK(refusal.not_owner->shard == shard);
+  CHECK(refusal.not_owner->epoch == nodes.node(2).cache->epoch());
+  REQUIRE(refusal.not_owner->owner);
+  CHECK(refusal.not_owner->owner->pod.address == "pod-1");
+  // The owner answers Ok.
+  auto mine = nodes.proxy(1).request_fallible(elfin::protocols::sharding::ShardOwner{shard},
+                                              nodes.proxy(1).system().group_addr("carts.local"));
+  REQUIRE(mine);
+  CHECK(*mine);
+
+  const auto get = [&](bool follow) {
+    elfin::test::ClientGet ask{cart, wrong.raw(), nodes.node(1).cache->endpoint(), 1000, -1, ""};
+    if (follow) {
+      ask.shard = shard;
+      ask.group = "carts.local";
+    }
+    return nodes.proxy(1).request_fallible(ask).value();
+  };
+  // Without the hint, nothing changes ownership: the retries end in the typed timeout.
+  const auto stuck = get(false);
+  CHECK_FALSE(stuck.ok);
+  // With it: refused once, asked why, answered by the owner.
+  const double before = node_metric(nodes.proxy(1), "elfin_sharding_owner_hints_followed_total");
+  const auto answer = get(true);
+  REQUIRE(answer.ok);
+  CHECK(answer.state.pod == "pod-1");
+  CHECK(node_metric(nodes.proxy(1), "elfin_sharding_owner_hints_followed_total") == before + 1);
+}

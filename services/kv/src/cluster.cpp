@@ -66,30 +66,24 @@ int pid_in(const fs::path& pid_file) {
   }
 }
 
-bool listens(std::uint16_t port) {
+/// Whether `op` (connect or bind) succeeds on a new TCP socket for 127.0.0.1:`port`.
+template <class Op>
+bool on_loopback(std::uint16_t port, Op op) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(port);
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
+  const bool ok = op(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
   ::close(fd);
   return ok;
 }
 
+bool listens(std::uint16_t port) { return on_loopback(port, ::connect); }
+
 /// `port` on loopback can be bound now.
-bool port_free(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
-  ::close(fd);
-  return ok;
-}
+bool port_free(std::uint16_t port) { return on_loopback(port, ::bind); }
 
 /// A loopback port the kernel gives out as free now (0: none).
 std::uint16_t any_free_port() {

@@ -36,16 +36,22 @@ std::uint64_t total_sent(const sim::Cluster& cluster) {
   return n;
 }
 
-/// Ticks every node (settling after each tick) until the group quiesces; the ticks it took, or -1.
-int tick_until_quiesced(sim::Cluster& cluster, int max_ticks = 50) {
+/// Ticks every node (settling after each tick) until `done()`; the ticks it took, or -1.
+template <class Done>
+int tick_until(sim::Cluster& cluster, Done done, int max_ticks) {
   for (int k = 0; k < max_ticks; ++k) {
-    if (all_quiesced(cluster)) {
+    if (done()) {
       return k;
     }
     cluster.tick_all();
     cluster.settle();
   }
-  return all_quiesced(cluster) ? max_ticks : -1;
+  return done() ? max_ticks : -1;
+}
+
+/// The same until the group quiesces.
+int tick_until_quiesced(sim::Cluster& cluster, int max_ticks = 50) {
+  return tick_until(cluster, [&] { return all_quiesced(cluster); }, max_ticks);
 }
 
 void idle(sim::Cluster& cluster, int ticks) {
@@ -151,14 +157,10 @@ TEST_CASE("a quiesced follower never campaigns by itself; told its leader's node
   }
   // The liveness signal: the new leader comes within election_tick ticks (plus the rounds).
   cluster.report_liveness();
-  int ticks = 0;
-  while (cluster.leader() == 0 && ticks < 100) {
-    cluster.tick_all();
-    cluster.settle();
-    ++ticks;
-  }
+  const int ticks = tick_until(cluster, [&] { return cluster.leader() != 0; }, 100);
   INFO("ticks to a new leader after the report: " << ticks);
   CHECK(cluster.leader() != 0);
+  CHECK(ticks >= 0);
   CHECK(ticks <= 10);
   CHECK(cluster.node(cluster.leader()).term() > term);
   CHECK(cluster.failure() == "");
@@ -191,12 +193,7 @@ TEST_CASE("a cut-off follower keeps its leader awake; healed, it catches up and 
   CHECK_FALSE(cluster.node(leader).quiesced());
   CHECK(cluster.applied_index(lagging) < cluster.node(leader).last_index());
   cluster.heal();
-  int ticks = 0;
-  while (!all_quiesced(cluster) && ticks < 100) {
-    cluster.tick_all();
-    cluster.settle();
-    ++ticks;
-  }
+  const int ticks = tick_until(cluster, [&] { return all_quiesced(cluster); }, 100);
   INFO("ticks after the heal: " << ticks);
   CHECK(all_quiesced(cluster));
   const NodeId now_leading = cluster.leader();
@@ -234,13 +231,7 @@ TEST_CASE("a restarted follower wakes a quiesced group with its pre-vote and rej
   cluster.crash(follower);
   cluster.restart(follower);
   CHECK_FALSE(cluster.node(follower).quiesced());
-  int ticks = 0;
-  while (cluster.node(follower).leader() != leader && ticks < 100) {
-    cluster.tick_all();
-    cluster.settle();
-    ++ticks;
-  }
-  CHECK(cluster.node(follower).leader() == leader);
+  CHECK(tick_until(cluster, [&] { return cluster.node(follower).leader() == leader; }, 100) >= 0);
   CHECK(cluster.node(leader).term() == term);  // pre-vote: the leader was not disturbed
   CHECK(tick_until_quiesced(cluster) >= 0);
   CHECK(cluster.failure() == "");
@@ -261,12 +252,8 @@ TEST_CASE(
   idle(cluster, 30);
   REQUIRE_FALSE(cluster.node(leader).quiesced());  // as before: it waits for every follower
   cluster.node(leader).report_node_down(gone);
-  int ticks = 0;
-  while (!(cluster.node(leader).quiesced() && cluster.node(other).quiesced()) && ticks < 50) {
-    cluster.tick_all();
-    cluster.settle();
-    ++ticks;
-  }
+  int ticks =
+      tick_until(cluster, [&] { return cluster.node(leader).quiesced() && cluster.node(other).quiesced(); }, 50);
   INFO("ticks until the two quiesced: " << ticks);
   REQUIRE(cluster.node(leader).quiesced());
   REQUIRE(cluster.node(other).quiesced());
@@ -278,12 +265,7 @@ TEST_CASE(
   CHECK(cluster.node(leader).term() == term);
   CHECK(cluster.applied_index(gone) < cluster.node(leader).last_index());
   cluster.heal();
-  ticks = 0;
-  while (!all_quiesced(cluster) && ticks < 100) {
-    cluster.tick_all();
-    cluster.settle();
-    ++ticks;
-  }
+  ticks = tick_until(cluster, [&] { return all_quiesced(cluster); }, 100);
   INFO("ticks after the heal: " << ticks);
   CHECK(all_quiesced(cluster));
   CHECK(cluster.node(leader).role() == Role::Leader);  // pre-vote: the returning node disturbed no one

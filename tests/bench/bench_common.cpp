@@ -1,5 +1,7 @@
 #include "bench_common.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <condition_variable>
@@ -255,6 +257,20 @@ int run_main(std::string_view bench, std::vector<Case> cases, int argc, char** a
     return 2;
   }
   return ok ? 0 : 1;
+}
+
+int serve_until_stdin_closes(elfin::Topology topology, elfin::StartOptions options, std::string_view program) {
+  auto system = elfin::System::start(std::move(topology), std::move(options));
+  if (!system) {
+    fmt::print(stderr, "{} --serve: {}\n", program, system.error().message());
+    return 1;
+  }
+  char byte = 0;
+  while (::read(0, &byte, 1) > 0) {
+  }
+  system->terminate();
+  system->join();
+  return 0;
 }
 
 }  // namespace elfin_bench

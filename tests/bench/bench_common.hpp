@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include <elfin/errors.hpp>
+#include <elfin/system.hpp>
 #include <elfin/topology.hpp>
 
 namespace elfin_bench {
@@ -110,6 +111,11 @@ std::string error_text(std::string_view what, E error) {
 inline double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
+
+/// The body of a benchmark's second process (`--serve`): starts `topology` as `options` say and
+/// runs it until its stdin closes (the parent's end of the pipe: the parent finished or died).
+/// The exit code; a start error goes to stderr, prefixed with `program`.
+int serve_until_stdin_closes(elfin::Topology topology, elfin::StartOptions options, std::string_view program);
 
 /// 0 + 1 + ... + (n - 1).
 constexpr std::uint64_t sum_below(std::uint64_t n) { return n % 2 == 0 ? (n / 2) * (n - 1) : n * ((n - 1) / 2); }

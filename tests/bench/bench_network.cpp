@@ -393,17 +393,7 @@ int serve(std::uint16_t port) {
   options.node_no = 2;
   options.workers = 2;
   options.config_toml = network_config(fmt::format("127.0.0.1:{}", port), "");
-  auto system = elfin::System::start(std::move(topology), std::move(options));
-  if (!system) {
-    std::fprintf(stderr, "bench_network --serve: %s\n", system.error().message().c_str());
-    return 1;
-  }
-  char byte = 0;
-  while (::read(0, &byte, 1) > 0) {
-  }
-  system->terminate();
-  system->join();
-  return 0;
+  return elfin_bench::serve_until_stdin_closes(std::move(topology), std::move(options), "bench_network");
 }
 
 /// Node 2, started once for all elfin cases and stopped with the benchmark.

@@ -60,6 +60,7 @@
 #include <elfin/protocols/sharding.hpp>
 
 #include "bench_common.hpp"
+#include "bench_counter_entity.hpp"
 
 namespace {
 
@@ -105,29 +106,10 @@ Task<> idle_until_closed(Context<C> ctx) {
 
 // --- entity_vs_routed ---------------------------------------------------------------------------
 
-struct Add {
-  std::string id;
-  ELFIN_MESSAGE(bench_sharding, Add, id);
-};
-struct Count {
-  std::string id;
-  ELFIN_REQUEST(bench_sharding, Count, std::uint64_t, id);
-};
-
-std::optional<std::string> counter_id(const Envelope& e) {
-  if (const auto* add = e.get<Add>()) return add->id;
-  if (const auto* count = e.get<Count>()) return count->id;
-  return std::nullopt;
-}
-
-Task<> counter_exec(Context<NoConfig, std::string> ctx) {
-  std::uint64_t count = 0;
-  while (auto envelope = co_await ctx.recv()) {
-    co_await elfin::handle(
-        *envelope, [&](const Add&) { ++count; },
-        [&](const Count&, ResponseToken<Count> token) { ctx.respond(std::move(token), count); });
-  }
-}
+using elfin_bench::Add;
+using elfin_bench::Count;
+using elfin_bench::counter_exec;
+using elfin_bench::counter_id;
 
 struct StreamConfig {
   std::uint64_t messages = 0;

@@ -42,6 +42,7 @@
 #include <elfin/protocols/sharding.hpp>
 
 #include "bench_common.hpp"
+#include "bench_counter_entity.hpp"
 
 namespace {
 
@@ -62,29 +63,10 @@ namespace sharding = elfin::actors::sharding;
 constexpr std::string_view kBench = "sharding_remote";
 constexpr const char* kFunction = "jump-xxh64/1:1024";
 
-struct Add {
-  std::string id;
-  ELFIN_MESSAGE(bench_sharding_remote, Add, id);
-};
-struct Count {
-  std::string id;
-  ELFIN_REQUEST(bench_sharding_remote, Count, std::uint64_t, id);
-};
-
-std::optional<std::string> counter_id(const Envelope& e) {
-  if (const auto* add = e.get<Add>()) return add->id;
-  if (const auto* count = e.get<Count>()) return count->id;
-  return std::nullopt;
-}
-
-Task<> counter_exec(Context<NoConfig, std::string> ctx) {
-  std::uint64_t count = 0;
-  while (auto envelope = co_await ctx.recv()) {
-    co_await elfin::handle(
-        *envelope, [&](const Add&) { ++count; },
-        [&](const Count&, ResponseToken<Count> token) { ctx.respond(std::move(token), count); });
-  }
-}
+using elfin_bench::Add;
+using elfin_bench::Count;
+using elfin_bench::counter_exec;
+using elfin_bench::counter_id;
 
 elfin::MapRouter<std::string> plain_router() {
   return elfin::MapRouter<std::string>([](const Envelope& e) {
@@ -143,17 +125,7 @@ int serve(std::uint16_t port) {
   start.node_no = 2;
   start.workers = 2;
   start.config_toml = network_config(fmt::format("127.0.0.1:{}", port), "");
-  auto system = elfin::System::start(std::move(topology), std::move(start));
-  if (!system) {
-    std::fprintf(stderr, "bench_sharding_remote --serve: %s\n", system.error().message().c_str());
-    return 1;
-  }
-  char byte = 0;
-  while (::read(0, &byte, 1) > 0) {
-  }
-  system->terminate();
-  system->join();
-  return 0;
+  return elfin_bench::serve_until_stdin_closes(std::move(topology), std::move(start), "bench_sharding_remote");
 }
 
 std::runtime_error os_error(std::string_view what) {

@@ -11,6 +11,7 @@ using namespace elfin;
 using namespace elfin::test;
 using Key = std::uint64_t;
 using Lines = std::vector<std::string>;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -61,6 +62,15 @@ Task<> requester(Context<NoConfig, Key> ctx) {
     } else if (ask->how == "nowhere") {
       const Addr nowhere = Addr::group(ctx.addr().node_no(), 250);
       auto result = co_await ctx.request_to(nowhere, std::move(question));
+      answers.results = {describe(result)};
+    } else if (ask->how == "timeout") {  // 100 ms for the first answer
+      auto result = co_await ctx.request_to(ctx.group_addr(), std::move(question)).timeout(100ms);
+      answers.results = {describe(result)};
+    } else if (ask->how == "timeout all") {
+      auto results = co_await ctx.request_to(ctx.group_addr(), std::move(question)).timeout(100ms).all();
+      answers.results = describe(results);
+    } else if (ask->how == "timeout long") {  // answered long before it would expire
+      auto result = co_await ctx.request_to(ctx.group_addr(), std::move(question)).timeout(1h);
       answers.results = {describe(result)};
     } else {
       auto result = co_await ctx.request_to(ctx.group_addr(), std::move(question));
@@ -200,4 +210,36 @@ TEST_CASE("a request sent with a plain send carries a forgotten token, and answe
   CHECK(recv_seen(proxy, 1) == Lines{"300:obligated"});
   proxy.sync();
   CHECK(drain_seen(proxy).empty());  // the discarded answer went nowhere
+}
+
+TEST_CASE("a request with a timeout that nobody answers in time resumes its actor with TimedOut", "[core][request]") {
+  auto proxy = testing::proxy(questions());
+  proxy.send(Keyed{200, {}, "hold"});
+  auto gate = expect_gate(proxy);  // 200 answers nothing until we let it
+
+  CHECK(ask(proxy, Ask{"timeout", 200, {}, ""}) == Lines{"err:TimedOut"});
+  // .all(): the answers that came, and one TimedOut for the rest.
+  CHECK(sorted(ask(proxy, Ask{"timeout all", 0, {200, 6}, ""})) == Lines{"err:TimedOut", "ok:6"});
+  // Answered in time, the timeout changes nothing.
+  CHECK(ask(proxy, Ask{"timeout long", 7, {}, ""}) == Lines{"ok:7"});
+  CHECK(ask(proxy, Ask{"timeout", 8, {}, ""}) == Lines{"ok:8"});
+
+  // 200 handles the questions that timed out when it gets to them; their late answers go nowhere
+  // and the requester goes on.
+  std::move(gate).respond("go");
+  CHECK(ask(proxy, Ask{"any", 200, {}, ""}) == Lines{"ok:200"});
+}
+
+TEST_CASE("a request with a timeout expires while the recipient's mailbox stays full", "[core][request]") {
+  auto proxy = testing::proxy(questions());
+  proxy.send(Keyed{200, {}, "hold"});
+  auto gate = expect_gate(proxy);  // 200 takes nothing from its mailbox until we let it
+  std::size_t queued = 0;
+  while (proxy.try_send(Keyed{200, {}, "fill"}).ok()) ++queued;
+  REQUIRE(queued > 0);
+
+  // The requester waits for room that never comes; the timeout ends the wait.
+  CHECK(ask(proxy, Ask{"timeout", 200, {}, ""}) == Lines{"err:TimedOut"});
+  std::move(gate).respond("go");
+  CHECK(ask(proxy, Ask{"any", 200, {}, ""}) == Lines{"ok:200"});
 }

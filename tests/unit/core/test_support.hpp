@@ -45,7 +45,18 @@ inline std::string name_of(SendErrorKind e) {
   }
   return "?";
 }
-inline std::string name_of(const RequestError& e) { return e == RequestError::Failed ? "Failed" : "Ignored"; }
+inline std::string name_of(const RequestError& e) {
+  switch (e.kind()) {
+    case RequestError::Failed:
+      return "Failed";
+    case RequestError::Ignored:
+      return "Ignored";
+    case RequestError::TimedOut:
+      return "TimedOut";
+    default:
+      return "other";
+  }
+}
 inline std::string name_of(const Result<void, SendErrorKind>& r) { return r ? "ok" : name_of(r.error()); }
 template <class M>
 std::string name_of(const Result<void, SendError<M>>& r) {

@@ -8,6 +8,7 @@
 //   *_to(addr, m)      to an address: a group's (its router decides) or an actor's (no routing)
 //   request(r)         co_await: the first Ok answer, else Failed / Ignored  → Result<R::Response, RequestError>
 //   request(r).all()   co_await: every recipient's answer                   → std::vector<Result<...>>
+//   request(r).timeout(d)  the same, TimedOut if no answer came within d (before .all() too)
 //   respond(token, v)  answers a request once; a dropped token answers Ignored
 //   recv()             co_await: the next envelope, or nullopt once the mailbox is closed and empty
 //   attach(source)     an Interval, Delay, Signal or Stream whose messages `recv` returns too
@@ -221,7 +222,8 @@ template <class C, class K>
 }
 }  // namespace telemetry
 
-/// `co_await ctx.request(r)` for the first answer, `co_await ctx.request(r).all()` for all.
+/// `co_await ctx.request(r)` for the first answer, `co_await ctx.request(r).all()` for all;
+/// `.timeout(d)` before either bounds the wait.
 template <Request R>
 class [[nodiscard]] RequestBuilder {
  public:
@@ -233,6 +235,15 @@ class [[nodiscard]] RequestBuilder {
   auto operator co_await() && { return std::move(*this).template make<false>(); }
   [[nodiscard]] auto all() && { return std::move(*this).template make<true>(); }
 
+  /// Waits at most `limit` from now, waiting for room in a full mailbox included: then the answer
+  /// is RequestError::TimedOut (for `.all()`, the answers so far and one TimedOut). A recipient
+  /// may still handle a request that timed out; its late answer is dropped. Follows virtual time
+  /// in tests that use it.
+  [[nodiscard]] RequestBuilder timeout(std::chrono::nanoseconds limit) && {
+    timeout_ = limit;
+    return std::move(*this);
+  }
+
  private:
   template <bool All>
   detail::RequestAwaitable<Response, All> make() && {
@@ -240,14 +251,17 @@ class [[nodiscard]] RequestBuilder {
     Envelope envelope = Envelope::make(std::move(request_), self_->addr(), self_->trace_id(), MessageKind::Request);
     detail::EnvelopeAccess::block(envelope)->request = state;
     detail::observe_sent(*self_, envelope);
+    auto deadline =
+        timeout_ ? detail::RequestDeadline{self_->group().system(), state, *timeout_} : detail::RequestDeadline{};
     auto op = to_ ? detail::SendOp{self_->group().system(), *to_, std::move(envelope), detail::SendMode::Bounded}
                   : detail::SendOp{self_->group(), std::move(envelope), detail::SendMode::Bounded};
-    return {self_, std::move(op), std::move(state)};
+    return {self_, std::move(op), std::move(state), std::move(deadline)};
   }
 
   detail::ActorCell* self_;
   R request_;
   std::optional<Addr> to_;
+  std::optional<std::chrono::nanoseconds> timeout_;
 };
 
 }  // namespace elfin

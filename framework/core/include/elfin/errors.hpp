@@ -6,7 +6,8 @@
 //   RequestError  — a request got no answer: Failed (it reached no one, its recipient finished
 //                   before handling it, or failed while handling it — with the reason), Ignored
 //                   (handled, but the token was dropped unanswered), or TimedOut (a call with a
-//                   deadline, elfin::Caller's, gave up waiting; the outcome is unknown).
+//                   deadline — an elfin::Caller or `ctx.request(r).timeout(d)` — gave up
+//                   waiting; the outcome is unknown).
 //   TryRecvError  — Empty or Closed.
 //
 // A send gives a SendResult<M>, which (unlike every other Result) may be ignored.
@@ -81,8 +82,8 @@ class RequestError {
   enum Kind : std::uint8_t {
     Failed,   ///< reached no one, or its recipient finished or failed before answering
     Ignored,  ///< the recipient handled the request but dropped its token without answering
-    /// The caller's deadline passed first (elfin::Caller only; an actor's `co_await ctx.request`
-    /// has no deadline). The request may still have been handled: its outcome is unknown.
+    /// The requester's deadline passed first (an elfin::Caller's timeout, or an actor's
+    /// `ctx.request(r).timeout(d)`). The request may still have been handled: its outcome is unknown.
     TimedOut,
     /// The elfin::Caller (or light node) was stopped before an answer came, or was already
     /// stopped when the call was made. The request may have been handled.

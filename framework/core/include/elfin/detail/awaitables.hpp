@@ -15,6 +15,7 @@
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/observation.hpp>
+#include <elfin/detail/request_deadline.hpp>
 #include <elfin/detail/send_op.hpp>
 #include <elfin/request.hpp>
 
@@ -50,11 +51,12 @@ class [[nodiscard]] SendAwaitable : public SendOpAwaitable {
 template <class T, bool All>
 class [[nodiscard]] RequestAwaitable {
  public:
-  RequestAwaitable(ActorCell* self, SendOp op, std::shared_ptr<RequestState<T>> state)
-      : self_(self), op_(std::move(op)), state_(std::move(state)) {}
+  RequestAwaitable(ActorCell* self, SendOp op, std::shared_ptr<RequestState<T>> state, RequestDeadline deadline = {})
+      : self_(self), op_(std::move(op)), state_(std::move(state)), deadline_(std::move(deadline)) {}
   bool await_ready() { return progress(); }
   void await_suspend(std::coroutine_handle<> h) { self_->suspend(h, &poll, this); }
   auto await_resume() {
+    deadline_.cancel();
     if (TraceId t = state_->response_trace_id(); t.is_valid()) self_->set_trace_id(t);
     if constexpr (All) {
       auto answers = state_->take_all();
@@ -70,6 +72,9 @@ class [[nodiscard]] RequestAwaitable {
  private:
   bool progress() {
     if (!op_.finished()) {
+      // Only the deadline settles a request before its sender released it: it expired while the
+      // recipient's mailbox had no room, and the request was never delivered.
+      if (state_->done()) return true;
       if (!op_.run(self_)) return false;
       state_->release_sender();
     }
@@ -79,6 +84,7 @@ class [[nodiscard]] RequestAwaitable {
   ActorCell* self_;
   SendOp op_;
   std::shared_ptr<RequestState<T>> state_;
+  RequestDeadline deadline_;
 };
 
 class [[nodiscard]] RecvAwaitable {

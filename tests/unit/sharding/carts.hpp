@@ -107,6 +107,11 @@ class CartWorld {
     std::lock_guard lock(mutex_);
     return events_;
   }
+  /// `pod`'s process is gone: whatever ran there runs no more.
+  void pod_gone(const std::string& pod) {
+    std::lock_guard lock(mutex_);
+    for (auto& [cart, pods] : running_) pods.erase(pod);
+  }
   void served(Served s) {
     std::lock_guard lock(mutex_);
     served_.push_back(std::move(s));

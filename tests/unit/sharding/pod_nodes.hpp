@@ -5,9 +5,11 @@
 // pod's cache, the broadcast target), and a `client` that runs request_entity and broadcasts.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -93,9 +95,20 @@ class PodNodes {
     std::unique_ptr<testing::Proxy> proxy;
   };
 
+  /// Node numbers the `carts` front may pick (nodes added later included).
+  static constexpr std::size_t kMaxNodes = 16;
+
   explicit PodNodes(std::size_t count) : nodes_(count) {
     for (std::size_t i = 1; i <= count; ++i) start(i);
   }
+
+  /// Starts one more pod node (a new pod, with a new incarnation); its number.
+  std::size_t add_node() {
+    nodes_.emplace_back();
+    start(nodes_.size());
+    return nodes_.size();
+  }
+  [[nodiscard]] std::size_t size() const { return nodes_.size(); }
 
   Node& node(std::size_t i) { return nodes_.at(i - 1); }
   testing::Proxy& proxy(std::size_t i) { return *node(i).proxy; }
@@ -105,6 +118,7 @@ class PodNodes {
   void kill(std::size_t i) {
     node(i).cut->store(true);
     node(i).proxy.reset();
+    world_->pod_gone(pod_name(i));  // its process is gone, and every cart it ran with it
   }
   [[nodiscard]] std::shared_ptr<CartWorld> world() const { return world_; }
 
@@ -171,7 +185,9 @@ class PodNodes {
               return cart(ctx, world, name, registry);
             }));
     network::RemoteGroupOptions front;
-    for (std::size_t n = 1; n <= nodes_.size(); ++n) front.nodes.push_back(static_cast<std::uint16_t>(n));
+    for (std::size_t n = 1; n <= std::max(nodes_.size(), kMaxNodes); ++n) {
+      front.nodes.push_back(static_cast<std::uint16_t>(n));
+    }
     front.remote_name = "carts.local";
     front.pick = actors::sharding::owner_node(node.cache, kPodNodesFunction, cart_id);
     topology.local("carts").mount(network::remote_group(std::move(front)));
@@ -247,7 +263,7 @@ class PodNodes {
     StartOptions start;
     start.node_no = static_cast<std::uint16_t>(i);
     std::string config = network::test::network_config(
-        "127.0.0.1:0", i == 1 ? std::vector<std::string>{} : std::vector<std::string>{listen_of(proxy(1))});
+        "127.0.0.1:0", i == 1 ? std::vector<std::string>{} : std::vector<std::string>{first_listen_});
     if (i == 1) {
       // No periodic health check: a pod leaves the map only when it unregisters or is reported.
       config += fmt::format(R"(
@@ -274,11 +290,14 @@ refresh_interval = "50ms"
     proxy_options.node_no = static_cast<std::uint16_t>(i);
     node.proxy = std::make_unique<testing::Proxy>(
         testing::proxy(std::move(topology), "client", std::move(start), proxy_options));
+    // Read once: later nodes dial it without using node 1's proxy, which a test may be using.
+    if (i == 1) first_listen_ = listen_of(*node.proxy);
   }
 
   TempDir dir_;
+  std::string first_listen_;
   std::shared_ptr<CartWorld> world_ = std::make_shared<CartWorld>();
-  std::vector<Node> nodes_;
+  std::deque<Node> nodes_;  // a deque: adding a node keeps references to the others valid
 };
 
 }  // namespace elfin::test

@@ -129,6 +129,8 @@ Task<std::vector<Result<Addr, BroadcastError>>> locate_groups(Context<C, K> ctx,
       }
     } else if (const auto known = cache.remote_group(pod.pod, group); known != 0) {
       where[i] = Addr{known};
+    } else if (pod.endpoint == 0) {
+      where[i] = Err{BroadcastError{BroadcastErrorKind::Unreachable, "the pod has no endpoint"}};
     } else {
       asks.emplace_back(Addr{pod.endpoint}, protocols::sharding::LocateGroup{group});
       asked.push_back(i);

@@ -108,7 +108,7 @@ Task<Result<typename R::Response, EntitySendError>> request_entity(Context<C, K>
       if (why && !*why && why->error().not_owner) {
         const ps::NotOwner& refusal = *why->error().not_owner;
         error.not_owner = refusal;
-        if (refusal.owner) {
+        if (refusal.owner && refusal.owner->endpoint != 0) {
           auto where =
               co_await timed_request(ctx, Addr{refusal.owner->endpoint}, ps::LocateGroup{options.group}, deadline);
           if (where && *where != 0 && Addr{*where} != target) {
@@ -133,6 +133,7 @@ Task<Result<typename R::Response, EntitySendError>> request_entity(Context<C, K>
     }
     hops = 0;
     if (now + backoff >= deadline) break;
+    if (options.pod.is_null()) break;  // no pod to time the backoff: nothing else will change either
     metrics::increment_counter("elfin_sharding_not_owner_retries_total");
     auto paused =
         co_await timed_request(ctx, options.pod, ps::Backoff{static_cast<std::uint32_t>(backoff.count())}, deadline);

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -438,5 +439,102 @@ TEST_CASE(
     INFO(pod->output());
     CHECK(clean_sweep_after(*pod, pod->mark()));
   }
+  require_no_two_owners(dir);
+}
+
+namespace {
+
+/// A pod node of the test node binary mounting the singleton `test.scheduler` from its topology file.
+Process start_singleton_pod(TempDir& dir, int no, std::uint16_t manager_port) {
+  PodExtras extras;
+  extras.binary = ELFIN_SHARDING_TEST_NODE;
+  extras.config = fmt::format(R"(
+[test.scheduler]
+owner_dir = "{}"
+)",
+                              dir.file("owners"));
+  extras.topology = R"(
+[[groups]]
+name = "test.scheduler"
+blueprint = "test.scheduler"
+)";
+  extras.name = "singleton";
+  return start_pod(dir, no, manager_port, extras);
+}
+
+/// How many times `pod` printed that the scheduler started / stopped there.
+std::size_t scheduler_lines(const Process& pod, std::string_view what) {
+  const std::string text = pod.output();
+  const std::string line = fmt::format("test scheduler {} on", what);
+  std::size_t n = 0;
+  for (auto at = text.find(line); at != std::string::npos; at = text.find(line, at + 1)) ++n;
+  return n;
+}
+
+/// Waits until exactly one of `pods` runs the scheduler (started more often than stopped, and
+/// not `gone`) and returns its index.
+std::optional<std::size_t> scheduler_runs_once(const std::vector<Process*>& pods, const std::set<std::size_t>& gone) {
+  const auto deadline = std::chrono::steady_clock::now() + kTimeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::vector<std::size_t> running;
+    for (std::size_t i = 0; i < pods.size(); ++i) {
+      if (gone.contains(i)) continue;
+      if (scheduler_lines(*pods[i], "started") > scheduler_lines(*pods[i], "stopped")) running.push_back(i);
+    }
+    if (running.size() == 1) return running.front();
+    std::this_thread::sleep_for(50ms);  // polling other processes' output, with a deadline
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sharding pods: a singleton mounted from topology files runs on one pod, and on another once that pod stops "
+    "or is killed",
+    "[integration]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("owners"));
+  auto manager = start_manager(dir);
+  auto pod1 = start_singleton_pod(dir, 1, manager.port);
+  auto pod2 = start_singleton_pod(dir, 2, manager.port);
+  auto pod3 = start_singleton_pod(dir, 3, manager.port);
+  REQUIRE(map_becomes(dir, manager.port, 3, kShards / 3));
+  std::vector<Process*> pods{&pod1, &pod2, &pod3};
+  std::set<std::size_t> gone;
+
+  // Started unasked, by the pod owning its shard, and only there.
+  auto first = scheduler_runs_once(pods, gone);
+  REQUIRE(first);
+  const auto starts = [&] {
+    std::vector<std::size_t> n;
+    for (auto* pod : pods) n.push_back(scheduler_lines(*pod, "started"));
+    return n;
+  };
+  // A graceful stop ends it there before the shard moves; another pod starts it.
+  auto before = starts();
+  REQUIRE(pods[*first]->signal(SIGTERM));
+  REQUIRE(pods[*first]->wait_exit(kTimeout));
+  CHECK(scheduler_lines(*pods[*first], "stopped") == scheduler_lines(*pods[*first], "started"));
+  gone.insert(*first);
+  auto second = scheduler_runs_once(pods, gone);
+  {
+    INFO(manager.process.output());
+    REQUIRE(second);
+  }
+  CHECK(starts()[*second] == before[*second] + 1);  // started anew, after the stop
+  // Killed with SIGKILL: the manager's health check finds the pod dead, the last pod starts it.
+  before = starts();
+  REQUIRE(pods[*second]->kill());
+  gone.insert(*second);
+  auto third = scheduler_runs_once(pods, gone);
+  {
+    INFO(manager.process.output());
+    REQUIRE(third);
+  }
+  CHECK(*third != *first);
+  CHECK(*third != *second);
+  CHECK(starts()[*third] == before[*third] + 1);
+  // Never two at once: no start found the token held by a live instance.
   require_no_two_owners(dir);
 }

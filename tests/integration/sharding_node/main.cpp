@@ -9,8 +9,10 @@
 //   test.traffic         a client that asks every counter in turn, forever, through
 //                        request_entity, and prints how a sweep went ("traffic: sweep N: K ok,
 //                        F failed"): every sweep with a failure, a clean one at most every 100 ms
+//   test.scheduler       a cluster singleton (named "scheduler"): runs on the pod owning its
+//                        shard, prints "test scheduler started on <pod>" and "... stopped on <pod>"
 //
-// The owner token: each counter, when it starts, takes an exclusive flock(2) on
+// The owner token: each counter (and the scheduler, as "scheduler"), when it starts, takes an exclusive flock(2) on
 // `<owner_dir>/<id>.owner` and holds it until it ends. The kernel drops the lock when the holder's
 // process dies (kill -9 included), so the lock is held exactly while some process runs that
 // counter. A start that finds the lock taken means another counter with that id is live — on this
@@ -38,6 +40,7 @@
 #include <elfin/actors/sharding/entities.hpp>
 #include <elfin/actors/sharding/owner_node.hpp>
 #include <elfin/actors/sharding/request_entity.hpp>
+#include <elfin/actors/sharding/singleton.hpp>
 #include <elfin/cli.hpp>
 #include <elfin/elfin.hpp>
 #include <elfin/network/network.hpp>
@@ -70,6 +73,11 @@ struct TrafficConfig {
   std::uint32_t entities = 48;
   std::chrono::milliseconds send_timeout{10'000};
   ELFIN_CONFIG(entities, send_timeout);
+};
+
+struct SchedulerConfig {
+  std::string owner_dir;
+  ELFIN_CONFIG(owner_dir);
 };
 
 struct Resume {
@@ -127,6 +135,15 @@ Task<> counter(Context<CounterConfig, std::string> ctx, std::shared_ptr<sharding
       ctx.respond(std::move(reply), state);
     });
   }
+}
+
+Task<> scheduler(Context<SchedulerConfig> ctx, std::shared_ptr<sharding::AssignmentCache> cache) {
+  const std::string pod = cache->self().address;
+  const OwnerToken token(ctx.config().owner_dir, "scheduler", pod);
+  elfin::log::info("test scheduler started on {}", pod);
+  while (co_await ctx.recv()) {
+  }
+  elfin::log::info("test scheduler stopped on {}", pod);
 }
 
 /// Waits 100 ms (a Delay's message); false when the mailbox closed meanwhile (the node stops).
@@ -193,6 +210,16 @@ int main(int argc, char** argv) {
       sharding::entities<CounterConfig>(
           std::move(counters), [cache](Context<CounterConfig, std::string> ctx) { return counter(ctx, cache); }),
       "one counter per entity id, on the pod owning its shard");
+
+  sharding::SingletonOptions scheduler_options;
+  scheduler_options.cache = cache;
+  scheduler_options.name = "scheduler";
+  scheduler_options.shard_function = kShardFunction;
+  std::ignore = registry.add(
+      "test.scheduler",
+      sharding::singleton<SchedulerConfig>(std::move(scheduler_options),
+                                           [cache](Context<SchedulerConfig> ctx) { return scheduler(ctx, cache); }),
+      "a cluster singleton, on the pod owning the shard of \"scheduler\"");
 
   elfin::network::RemoteGroupOptions front;
   front.nodes = {1, 2, 3, 4};

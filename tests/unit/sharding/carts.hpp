@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <elfin/actors/sharding/entities.hpp>
+#include <elfin/actors/sharding/entity_registry.hpp>
 #include <elfin/actors/sharding/request_entity.hpp>
 #include <elfin/elfin.hpp>
 
@@ -39,13 +40,27 @@ struct CartGet {
   ELFIN_REQUEST(test_carts, CartGet, CartState, cart);
 };
 
+/// A request no cart is for (cart_id does not know it): an unknown entity type.
+struct CartUnknown {
+  std::string cart;
+  ELFIN_REQUEST(test_carts, CartUnknown, CartState, cart);
+};
+
+/// Served once by the cart: it records who served it (pod and owner token) and answers the pod.
+struct CartServe {
+  std::string cart;
+  std::uint64_t seq = 0;
+  ELFIN_REQUEST(test_carts, CartServe, std::string, cart, seq);
+};
+
 struct ClientAnswer {
   bool ok = false;
   CartState state;
   std::uint32_t attempts = 0;
   std::string error;
   bool not_owner = false;  ///< the error carries the last NotOwner answer
-  ELFIN_PART(ok, state, attempts, error, not_owner);
+  std::int32_t kind = -1;  ///< EntitySendErrorKind when not ok
+  ELFIN_PART(ok, state, attempts, error, not_owner, kind);
 };
 
 /// Asks the client actor to get a cart through request_entity, sent to `carts` with `pod`'s
@@ -57,7 +72,16 @@ struct ClientGet {
   std::uint32_t send_timeout_ms = 0;
   std::int64_t shard = -1;  ///< when set, with `group`: follow NotOwner hints to the owner's `group`
   std::string group;
-  ELFIN_REQUEST(test_carts, ClientGet, ClientAnswer, cart, carts, pod, send_timeout_ms, shard, group);
+  bool unknown = false;  ///< send CartUnknown instead of CartGet
+  ELFIN_REQUEST(test_carts, ClientGet, ClientAnswer, cart, carts, pod, send_timeout_ms, shard, group, unknown);
+};
+
+/// One CartServe as a cart saw it.
+struct Served {
+  std::string cart;
+  std::uint64_t seq = 0;
+  std::string pod;
+  std::uint64_t epoch = 0;  ///< the owner token's epoch (the shard's, when the cart started)
 };
 
 class CartWorld {
@@ -83,6 +107,23 @@ class CartWorld {
     std::lock_guard lock(mutex_);
     return events_;
   }
+  /// `pod`'s process is gone: whatever ran there runs no more.
+  void pod_gone(const std::string& pod) {
+    std::lock_guard lock(mutex_);
+    for (auto& [cart, pods] : running_) pods.erase(pod);
+  }
+  void served(Served s) {
+    std::lock_guard lock(mutex_);
+    served_.push_back(std::move(s));
+  }
+  [[nodiscard]] std::vector<Served> served() {
+    std::lock_guard lock(mutex_);
+    return served_;
+  }
+  [[nodiscard]] std::size_t served_count() {
+    std::lock_guard lock(mutex_);
+    return served_.size();
+  }
   [[nodiscard]] std::size_t starts() {
     std::lock_guard lock(mutex_);
     return starts_;
@@ -99,13 +140,23 @@ class CartWorld {
   std::map<std::string, std::set<std::string>> running_;
   std::vector<std::string> events_;
   std::vector<std::string> violations_;
+  std::vector<Served> served_;
   std::size_t starts_ = 0;
 };
 
-inline Task<> cart(Context<NoConfig, std::string> ctx, std::shared_ptr<CartWorld> world, std::string pod) {
+/// A cart; one whose id starts with "silent" holds every CartGet and never answers. `registry`
+/// (when given) is where its owner token is read.
+inline Task<> cart(Context<NoConfig, std::string> ctx, std::shared_ptr<CartWorld> world, std::string pod,
+                   std::shared_ptr<actors::sharding::EntityRegistry> registry = nullptr) {
   world->started(ctx.key(), pod);
   CartState state{pod, 0, true};
   std::uint64_t last_seq = 0;
+  const bool silent = ctx.key().starts_with("silent");
+  std::vector<ResponseToken<CartGet>> held;
+  std::uint64_t epoch = 0;
+  if (registry) {
+    if (auto token = registry->token(ctx.key())) epoch = token->epoch;
+  }
   while (auto envelope = co_await ctx.recv()) {
     co_await handle(
         *envelope,
@@ -116,7 +167,17 @@ inline Task<> cart(Context<NoConfig, std::string> ctx, std::shared_ptr<CartWorld
             last_seq = add.seq;
           }
         },
-        [&](const CartGet&, ResponseToken<CartGet> token) { ctx.respond(std::move(token), state); });
+        [&](const CartGet&, ResponseToken<CartGet> token) {
+          if (silent) {
+            held.push_back(std::move(token));
+          } else {
+            ctx.respond(std::move(token), state);
+          }
+        },
+        [&](const CartServe& serve, ResponseToken<CartServe> token) {
+          world->served(Served{ctx.key(), serve.seq, pod, epoch});
+          ctx.respond(std::move(token), pod);
+        });
   }
   world->stopped(ctx.key(), pod);
 }
@@ -130,7 +191,8 @@ Task<> answer_client_get(Context<C, K> ctx, const ClientGet& get, ResponseToken<
   options.send_timeout = std::chrono::milliseconds{get.send_timeout_ms};
   if (get.shard >= 0) options.shard = static_cast<std::uint32_t>(get.shard);
   options.group = get.group;
-  auto answer = co_await actors::sharding::request_entity(ctx, CartGet{get.cart}, options);
+  auto answer = get.unknown ? co_await actors::sharding::request_entity(ctx, CartUnknown{get.cart}, options)
+                            : co_await actors::sharding::request_entity(ctx, CartGet{get.cart}, options);
   ClientAnswer result;
   if (answer) {
     result.ok = true;
@@ -138,6 +200,7 @@ Task<> answer_client_get(Context<C, K> ctx, const ClientGet& get, ResponseToken<
   } else {
     result.attempts = answer.error().attempts;
     result.not_owner = answer.error().not_owner.has_value();
+    result.kind = static_cast<std::int32_t>(answer.error().kind);
     result.error = fmt::format("{}", answer.error());
   }
   ctx.respond(std::move(token), std::move(result));
@@ -155,6 +218,7 @@ inline Task<> client(Context<> ctx) {
 inline std::optional<std::string> cart_id(const Envelope& e) {
   if (const auto* add = e.get<CartAdd>()) return add->cart;
   if (const auto* get = e.get<CartGet>()) return get->cart;
+  if (const auto* serve = e.get<CartServe>()) return serve->cart;
   return std::nullopt;
 }
 

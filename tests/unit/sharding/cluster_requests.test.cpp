@@ -125,3 +125,42 @@ TEST_CASE("sharding pods: a refused request follows the typed NotOwner hint stra
   CHECK(answer.state.pod == "pod-1");
   CHECK(node_metric(nodes.proxy(1), "elfin_sharding_owner_hints_followed_total") == before + 1);
 }
+
+TEST_CASE(
+    "sharding pods: a broadcast asks every pod at once, and a pod holding the request gives TimedOut at pod_timeout",
+    "[sharding]") {
+  PodNodes nodes(3);
+  REQUIRE(nodes.settled());
+  // pod-2's and pod-3's groups take the request and never answer (as a stuck actor or a process
+  // stopped with SIGSTOP would).
+  nodes.node(2).hold->store(true);
+  nodes.node(3).hold->store(true);
+  constexpr std::uint32_t kPodTimeout = 2000;
+  auto some = nodes.proxy(1).request_fallible(AskAllPods{kPodTimeout});
+  REQUIRE(some);
+  REQUIRE(some->size() == 3);
+  const auto* one = reply_of(*some, PodNodes::pod_name(1));
+  const auto* two = reply_of(*some, PodNodes::pod_name(2));
+  const auto* three = reply_of(*some, PodNodes::pod_name(3));
+  REQUIRE((one && two && three));
+  CHECK(one->ok);
+  CHECK(one->answer == "pod-1");
+  CHECK_FALSE(two->ok);
+  CHECK(two->kind == static_cast<std::int32_t>(BroadcastErrorKind::TimedOut));
+  CHECK_FALSE(three->ok);
+  CHECK(three->kind == static_cast<std::int32_t>(BroadcastErrorKind::TimedOut));
+  // Asked at once: pod-3 had the request while pod-2 still held its own. Asked one after the
+  // other, pod-3 would have been asked only once pod-2's pod_timeout was over.
+  const auto at2 = std::chrono::steady_clock::duration{nodes.node(2).asked_at->load()};
+  const auto at3 = std::chrono::steady_clock::duration{nodes.node(3).asked_at->load()};
+  REQUIRE(at2.count() != 0);
+  REQUIRE(at3.count() != 0);
+  CHECK(std::chrono::abs(at3 - at2) < std::chrono::milliseconds{kPodTimeout / 2});
+
+  // Once they answer again, so does the broadcast.
+  nodes.node(2).hold->store(false);
+  nodes.node(3).hold->store(false);
+  auto all = nodes.proxy(1).request_fallible(AskAllPods{kPodTimeout});
+  REQUIRE(all);
+  for (const auto& reply : *all) CHECK(reply.ok);
+}

@@ -178,3 +178,22 @@ TEST_CASE("sharding pods: concurrent first messages start one entity, and one se
   CHECK(cluster.carts().starts() == 1);
   CHECK(cluster.registry(1).size() == 1);
 }
+
+TEST_CASE("sharding pods: each message restarts an entity's idle clock, so a busy entity is never passivated",
+          "[sharding]") {
+  PodCluster cluster(1, "50ms", true, /*carts=*/true, "entity_max_idle_time = \"400ms\"");
+  REQUIRE(eventually([&] { return cluster.cache(1).owned().size() == PodCluster::kShards; }));
+  // A message every 25 ms for 1 s: 2.5 idle times in all, but never 400 ms without a message.
+  constexpr int kMessages = 40;
+  for (int i = 0; i < kMessages; ++i) {
+    cluster.proxy().send_to(cluster.carts_of(1), CartAdd{"cart-busy", 0});
+    std::this_thread::sleep_for(std::chrono::milliseconds{25});  // traffic pacing, not a wait for a condition
+  }
+  auto state = cluster.proxy().request_fallible(CartGet{"cart-busy"}, cluster.carts_of(1));
+  REQUIRE(state);
+  CHECK(state->items == kMessages);  // one incarnation took them all
+  CHECK(cluster.carts().starts() == 1);
+  // Left alone, it passivates.
+  REQUIRE(eventually([&] { return cluster.registry(1).size() == 0; }));
+  CHECK(metric(cluster.proxy(), "elfin_sharding_entity_passivations_total") >= 1);
+}

@@ -5,9 +5,11 @@
 // pod's cache, the broadcast target), and a `client` that runs request_entity and broadcasts.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -21,6 +23,7 @@
 #include <elfin/actors/sharding/broadcast.hpp>
 #include <elfin/actors/sharding/entities.hpp>
 #include <elfin/actors/sharding/owner_node.hpp>
+#include <elfin/actors/sharding/request_entity.hpp>
 #include <elfin/elfin.hpp>
 #include <elfin/network/network.hpp>
 #include <elfin/protocols/sharding/manager_protocol.hpp>
@@ -52,7 +55,25 @@ struct PodReply {
 
 /// Asks the client to broadcast WhichPod to `inventory` on every pod.
 struct AskAllPods {
-  ELFIN_REQUEST(test_pod_nodes, AskAllPods, std::vector<PodReply>);
+  std::uint32_t pod_timeout_ms = 10'000;
+  ELFIN_REQUEST(test_pod_nodes, AskAllPods, std::vector<PodReply>, pod_timeout_ms);
+};
+
+/// What the client's traffic (RunTraffic) did.
+struct TrafficReport {
+  std::uint64_t sent = 0;  ///< requests made (each a new sequence number)
+  std::uint64_t ok = 0;    ///< answered by some owner
+  std::vector<std::string> errors;
+  ELFIN_PART(sent, ok, errors);
+};
+
+/// Asks the client to send CartServe to `carts` in turn, each through request_entity via the
+/// `carts` front, until the node's `stop` flag is set.
+struct RunTraffic {
+  std::vector<std::string> carts;
+  std::uint64_t front = 0;  ///< raw Addr of the `carts` front on the client's node
+  std::uint32_t send_timeout_ms = 5'000;
+  ELFIN_REQUEST(test_pod_nodes, RunTraffic, TrafficReport, carts, front, send_timeout_ms);
 };
 
 class PodNodes {
@@ -64,12 +85,30 @@ class PodNodes {
     std::shared_ptr<std::atomic<bool>> mute = std::make_shared<std::atomic<bool>>(false);
     /// The pod's requests to the manager reach no one while set.
     std::shared_ptr<std::atomic<bool>> cut = std::make_shared<std::atomic<bool>>(false);
+    /// The inventory holds WhichPod without answering while set.
+    std::shared_ptr<std::atomic<bool>> hold = std::make_shared<std::atomic<bool>>(false);
+    /// When the inventory last received WhichPod.
+    std::shared_ptr<std::atomic<std::chrono::steady_clock::rep>> asked_at =
+        std::make_shared<std::atomic<std::chrono::steady_clock::rep>>(0);
+    /// The client's RunTraffic ends when set.
+    std::shared_ptr<std::atomic<bool>> stop = std::make_shared<std::atomic<bool>>(false);
     std::unique_ptr<testing::Proxy> proxy;
   };
+
+  /// Node numbers the `carts` front may pick (nodes added later included).
+  static constexpr std::size_t kMaxNodes = 16;
 
   explicit PodNodes(std::size_t count) : nodes_(count) {
     for (std::size_t i = 1; i <= count; ++i) start(i);
   }
+
+  /// Starts one more pod node (a new pod, with a new incarnation); its number.
+  std::size_t add_node() {
+    nodes_.emplace_back();
+    start(nodes_.size());
+    return nodes_.size();
+  }
+  [[nodiscard]] std::size_t size() const { return nodes_.size(); }
 
   Node& node(std::size_t i) { return nodes_.at(i - 1); }
   testing::Proxy& proxy(std::size_t i) { return *node(i).proxy; }
@@ -79,6 +118,7 @@ class PodNodes {
   void kill(std::size_t i) {
     node(i).cut->store(true);
     node(i).proxy.reset();
+    world_->pod_gone(pod_name(i));  // its process is gone, and every cart it ran with it
   }
   [[nodiscard]] std::shared_ptr<CartWorld> world() const { return world_; }
 
@@ -141,29 +181,40 @@ class PodNodes {
     options.registry = node.registry;
     topology.local("carts.local")
         .mount(actors::sharding::entities(
-            std::move(options),
-            [world = world_, name](Context<NoConfig, std::string> ctx) { return cart(ctx, world, name); }));
+            std::move(options), [world = world_, name, registry = node.registry](Context<NoConfig, std::string> ctx) {
+              return cart(ctx, world, name, registry);
+            }));
     network::RemoteGroupOptions front;
-    for (std::size_t n = 1; n <= nodes_.size(); ++n) front.nodes.push_back(static_cast<std::uint16_t>(n));
+    for (std::size_t n = 1; n <= std::max(nodes_.size(), kMaxNodes); ++n) {
+      front.nodes.push_back(static_cast<std::uint16_t>(n));
+    }
     front.remote_name = "carts.local";
     front.pick = actors::sharding::owner_node(node.cache, kPodNodesFunction, cart_id);
     topology.local("carts").mount(network::remote_group(std::move(front)));
     topology.local("inventory")
-        .mount(ActorGroup().exec([cache = node.cache, mute = node.mute, name](Context<> ctx) -> Task<> {
+        .mount(ActorGroup().exec([cache = node.cache, mute = node.mute, hold = node.hold, asked_at = node.asked_at,
+                                  name](Context<> ctx) -> Task<> {
           cache->add_group(ctx.group(), ctx.group_addr().raw());
+          std::vector<ResponseToken<WhichPod>> held;
           while (auto envelope = co_await ctx.recv()) {
             co_await handle(*envelope, [&](const WhichPod&, ResponseToken<WhichPod> token) {
-              if (!mute->load()) ctx.respond(std::move(token), name);
+              asked_at->store(std::chrono::steady_clock::now().time_since_epoch().count());
+              if (hold->load()) {
+                held.push_back(std::move(token));
+              } else if (!mute->load()) {
+                ctx.respond(std::move(token), name);
+              }
             });
           }
         }));
-    topology.local("client").mount(ActorGroup().exec([cache = node.cache](Context<> ctx) -> Task<> {
+    topology.local("client").mount(ActorGroup().exec([cache = node.cache, stop = node.stop](Context<> ctx) -> Task<> {
       while (auto envelope = co_await ctx.recv()) {
         co_await handle(
             *envelope,
-            [&](const AskAllPods&, ResponseToken<AskAllPods> token) -> Task<> {
-              auto answers =
-                  co_await actors::sharding::broadcast_request(ctx, WhichPod{}, {.cache = cache, .group = "inventory"});
+            [&](const AskAllPods& ask, ResponseToken<AskAllPods> token) -> Task<> {
+              auto answers = co_await actors::sharding::broadcast_request(
+                  ctx, WhichPod{},
+                  {.cache = cache, .group = "inventory", .pod_timeout = std::chrono::milliseconds{ask.pod_timeout_ms}});
               std::vector<PodReply> replies;
               for (auto& [entry, answer] : answers) {
                 PodReply reply;
@@ -181,6 +232,25 @@ class PodNodes {
             },
             [&](const ClientGet& get, ResponseToken<ClientGet> token) -> Task<> {
               co_await answer_client_get(ctx, get, std::move(token));
+            },
+            [&](const RunTraffic& run, ResponseToken<RunTraffic> token) -> Task<> {
+              actors::sharding::EntitySendOptions options;
+              options.to = Addr{run.front};
+              options.pod = Addr{cache->endpoint()};
+              options.send_timeout = std::chrono::milliseconds{run.send_timeout_ms};
+              TrafficReport report;
+              while (!stop->load()) {
+                for (const auto& id : run.carts) {
+                  const std::uint64_t seq = ++report.sent;
+                  auto served = co_await actors::sharding::request_entity(ctx, CartServe{id, seq}, options);
+                  if (served) {
+                    ++report.ok;
+                  } else {
+                    report.errors.push_back(fmt::format("{} #{}: {}", id, seq, served.error()));
+                  }
+                }
+              }
+              ctx.respond(std::move(token), std::move(report));
             });
       }
     }));
@@ -193,7 +263,7 @@ class PodNodes {
     StartOptions start;
     start.node_no = static_cast<std::uint16_t>(i);
     std::string config = network::test::network_config(
-        "127.0.0.1:0", i == 1 ? std::vector<std::string>{} : std::vector<std::string>{listen_of(proxy(1))});
+        "127.0.0.1:0", i == 1 ? std::vector<std::string>{} : std::vector<std::string>{first_listen_});
     if (i == 1) {
       // No periodic health check: a pod leaves the map only when it unregisters or is reported.
       config += fmt::format(R"(
@@ -220,11 +290,14 @@ refresh_interval = "50ms"
     proxy_options.node_no = static_cast<std::uint16_t>(i);
     node.proxy = std::make_unique<testing::Proxy>(
         testing::proxy(std::move(topology), "client", std::move(start), proxy_options));
+    // Read once: later nodes dial it without using node 1's proxy, which a test may be using.
+    if (i == 1) first_listen_ = listen_of(*node.proxy);
   }
 
   TempDir dir_;
+  std::string first_listen_;
   std::shared_ptr<CartWorld> world_ = std::make_shared<CartWorld>();
-  std::vector<Node> nodes_;
+  std::deque<Node> nodes_;  // a deque: adding a node keeps references to the others valid
 };
 
 }  // namespace elfin::test

@@ -14,6 +14,11 @@
 // is refused (the send reports NoRoute, a request fails at once), so the sender retries — see
 // sharding/send.hpp — and no message is ever handled by an entity whose shard moved away.
 //
+// A message no entity of the group is for (`entity_id` gives none: an unknown entity type) is
+// refused too, except a request: that goes to the helper, which drops it, so its sender is
+// answered Ignored at once — request_entity gives Refused rather than retrying until
+// send_timeout.
+//
 // Why a message was refused: a ShardOwner request sent like the entity's messages is answered by
 // the group's pod-side helper (the actor of the empty key, never an entity), Ok if this pod owns
 // the shard now, else a ShardingError of kind NotOwner with this pod's epoch and owner hint —
@@ -139,7 +144,12 @@ template <class C = NoConfig, class F>
     if (e.vtable().is_system) return O::Default();
     if (e.is<protocols::sharding::ShardOwner>()) return O::Unicast(detail::kHelperKey);
     auto id = entity_id ? entity_id(e) : std::nullopt;
-    if (!id || id->empty()) return O::Discard();
+    if (!id || id->empty()) {
+      // No entity is for it (an unknown entity type): a request is dropped by the helper, so its
+      // sender learns at once (Ignored) instead of retrying a refusal until its send_timeout.
+      if (e.kind() == MessageKind::Request) return O::Unicast(detail::kHelperKey);
+      return O::Discard();
+    }
     auto shard = shard_of(*id);
     if (!shard || !cache->owns(*shard)) return O::Discard();
     registry->touch(*id);

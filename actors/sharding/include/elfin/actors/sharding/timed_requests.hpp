@@ -1,7 +1,9 @@
 // Timed requests: several requests from one actor, in flight at once, each answered by a deadline
-// at the latest — what broadcasts (one request per pod) and request_entity (an owner that holds
-// the request and never answers) need, and what an actor's `co_await ctx.request(r)` does not give:
-// it waits for its one answer however long that takes.
+// at the latest — what a broadcast (one request per pod, a pod that never answers must not hold up
+// the others) needs. One request with a deadline is the core's `ctx.request_to(a, r).timeout(d)`;
+// `timed_request` below is that, with a deadline instead of a duration. The core's request
+// awaits one request at a time, so the several-at-once awaitable here is built on its request
+// internals (the answer slot, the send operation, the request deadline).
 //
 //   std::vector<std::pair<Addr, GetLoad>> asks = {{pod_a, GetLoad{}}, {pod_b, GetLoad{}}};
 //   auto answers = co_await elfin::actors::sharding::timed_requests(ctx, std::move(asks), deadline);
@@ -11,10 +13,6 @@
 // then the actor waits until each one is answered or expired. A request that expired may still
 // be handled by its recipient; its late answer is dropped. Deadlines run on the system's timer,
 // so they follow virtual time in tests that use it.
-//
-// This is the one place in the sharding actors built on the core's request internals (the answer
-// slot, the send operation, the timer service): the core's public request has no deadline. If it
-// gains one (`ctx.request_to(a, r).deadline(t)`), this file becomes a loop over it.
 //
 // Thread safety: runs inside the calling actor; the timer thread only expires answer slots, which
 // lock themselves.
@@ -30,9 +28,9 @@
 #include <elfin/addr.hpp>
 #include <elfin/context.hpp>
 #include <elfin/detail/observation.hpp>
+#include <elfin/detail/request_deadline.hpp>
 #include <elfin/detail/request_state.hpp>
 #include <elfin/detail/send_op.hpp>
-#include <elfin/detail/timer_service.hpp>
 #include <elfin/detail/waker.hpp>
 #include <elfin/envelope.hpp>
 #include <elfin/errors.hpp>
@@ -50,7 +48,7 @@ class TimedRequestsAwaitable {
   struct Ask {
     elfin::detail::SendOp op;
     std::shared_ptr<elfin::detail::RequestState<T>> state;
-    elfin::detail::TimerService::TimerId timer = 0;
+    elfin::detail::RequestDeadline deadline;
     bool released = false;
   };
 
@@ -60,11 +58,10 @@ class TimedRequestsAwaitable {
   bool await_ready() { return progress(); }
   void await_suspend(std::coroutine_handle<> h) { self_->suspend(h, &poll, this); }
   std::vector<Result<T, RequestError>> await_resume() {
-    auto& timers = elfin::detail::timers_of(self_->group().system());
     std::vector<Result<T, RequestError>> answers;
     answers.reserve(asks_.size());
     for (auto& ask : asks_) {
-      if (ask.timer != 0) timers.cancel(ask.timer);
+      ask.deadline.cancel();
       auto answer = ask.state->take_any();
       elfin::detail::observe_answer_delivered(*self_, *ask.state, answer);
       answers.push_back(std::move(answer));
@@ -75,7 +72,8 @@ class TimedRequestsAwaitable {
  private:
   bool progress() {
     for (auto& ask : asks_) {
-      if (!ask.op.finished() && !ask.op.run(self_)) return false;  // a full mailbox: woken when it has room
+      // A full mailbox: woken when it has room, or when the deadline settled the request unsent.
+      if (!ask.op.finished() && !ask.state->done() && !ask.op.run(self_)) return false;
       if (!ask.released) {
         ask.released = true;
         ask.state->release_sender();
@@ -102,7 +100,6 @@ template <class C, class K, Request R>
   using T = typename R::Response;
   namespace core = elfin::detail;
   core::ActorCell* self = core::ActorCellAccess::cell(ctx);
-  auto& timers = core::timers_of(self->group().system());
   // The timer service keeps its own clock (virtual in tests that ask for it): the deadline is
   // carried over as the time left.
   const auto left = deadline - std::chrono::steady_clock::now();
@@ -113,28 +110,22 @@ template <class C, class K, Request R>
     Envelope envelope = Envelope::make(std::move(request), self->addr(), self->trace_id(), MessageKind::Request);
     core::EnvelopeAccess::block(envelope)->request = state;
     core::observe_sent(*self, envelope);
-    std::weak_ptr<core::RequestStateBase> slot = state;
-    const auto timer = timers.schedule_after(left, [slot] {
-      if (auto expiring = slot.lock()) {
-        expiring->expire(RequestError{RequestError::TimedOut, "no answer before the deadline"});
-      }
-    });
+    core::RequestDeadline expiry{self->group().system(), state, left};
     // A null address: routed from the sender's group, as `ctx.request(r)` is.
     auto op = to.is_null() ? core::SendOp{self->group(), std::move(envelope), core::SendMode::Bounded}
                            : core::SendOp{self->group().system(), to, std::move(envelope), core::SendMode::Bounded};
-    pending.push_back({std::move(op), std::move(state), timer, false});
+    pending.push_back({std::move(op), std::move(state), std::move(expiry), false});
   }
   return detail::TimedRequestsAwaitable<T>{self, std::move(pending)};
 }
 
-/// One request with a deadline: the answer, or RequestError::TimedOut.
+/// One request with a deadline (a null address: routed): the answer, or RequestError::TimedOut.
 template <class C, class K, Request R>
 Task<Result<typename R::Response, RequestError>> timed_request(Context<C, K> ctx, Addr to, R request,
                                                                std::chrono::steady_clock::time_point deadline) {
-  std::vector<std::pair<Addr, R>> one;
-  one.emplace_back(to, std::move(request));
-  auto answers = co_await timed_requests(ctx, std::move(one), deadline);
-  co_return std::move(answers.front());
+  const auto left = deadline - std::chrono::steady_clock::now();
+  if (to.is_null()) co_return co_await ctx.request(std::move(request)).timeout(left);
+  co_return co_await ctx.request_to(to, std::move(request)).timeout(left);
 }
 
 }  // namespace elfin::actors::sharding

@@ -351,8 +351,7 @@ void GroupDumping::fill_common(dumping::Dump& dump, std::uint64_t sequence_no) c
   dump.thread_no = dumping::thread_no();
 }
 
-void GroupDumping::record_unless_limited(ActorCell& cell, dumping::Direction direction,
-                                         const Envelope& envelope) {
+void GroupDumping::record_unless_limited(ActorCell& cell, dumping::Direction direction, const Envelope& envelope) {
   const MessageVTable& vtable = envelope.vtable();
   // Admission first: a dump the rate limit drops takes no sequence number (see admit_or_count).
   std::uint64_t sequence_no = 0;

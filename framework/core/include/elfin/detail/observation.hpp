@@ -67,11 +67,12 @@ template <class T>
 
 // --- sent ---------------------------------------------------------------------------------------
 
+// Both per-message points (sent, delivered) are forced inline: with dumping and telemetry off they
+// are a load and a branch each, which a call would cost more than.
+
 /// `envelope` leaves `cell`. A request must carry its answer state already: a dumped request gets
 /// the correlation id its responses' dumps will share, a measured one the time its answer is
 /// measured from.
-// Both per-message points are forced inline: with dumping off they are one load and a branch,
-// and a call would cost more than that.
 [[gnu::always_inline]] inline void observe_sent(ActorCell& cell, const Envelope& envelope) {
   RequestStateBase* request = EnvelopeAccess::block(envelope)->request.get();
   if (auto& dumps = cell.group().dumping(); dumps.active()) {

@@ -180,6 +180,61 @@ Blueprint pair_group() {
   });
 }
 
+// --- a consumer the test steps one message at a time ---------------------------------------------
+// The pair group's actors with a capacity of 10, where key 0 asks the test (a Gate request) before
+// each message it takes: the test decides when every slot frees.
+
+constexpr std::size_t kSteppedCapacity = 10;
+
+Task<> stepped(Context<NoConfig, Key> ctx) {
+  std::ignore = co_await ctx.recv();  // whatever started us
+  for (;;) {
+    Gate next{"next"};
+    auto answer = co_await ctx.request(std::move(next));
+    if (!answer || answer.value() != "go") co_return;
+    auto envelope = co_await ctx.recv();
+    if (!envelope) co_return;
+    const auto* numbered = envelope->get<Numbered>();
+    std::ignore = ctx.unbounded_send(Seen{numbered != nullptr ? numbered->seq : 0, numbered ? "numbered" : "other"});
+  }
+}
+
+Blueprint stepped_group() {
+  return ActorGroup()
+      .router(MapRouter<Key>(route_pair))
+      .mailbox_capacity(kSteppedCapacity)
+      .exec([](Context<NoConfig, Key> ctx) {
+        switch (ctx.key()) {
+          case kGated:
+            return stepped(std::move(ctx));
+          case kProducer:
+            return producer(std::move(ctx));
+          default:
+            return prober(std::move(ctx));
+        }
+      });
+}
+
+/// Takes the proxy's envelopes, Seen ones as "key:what" lines into `seen`, until a Gate request
+/// came and `line` is among the lines (any line if empty); returns the Gate's token.
+ResponseToken<Gate> collect_until(testing::Proxy& proxy, std::vector<std::string>& seen, const std::string& line,
+                                  Addr* from = nullptr) {
+  std::optional<ResponseToken<Gate>> token;
+  auto has_line = [&] { return line.empty() || std::find(seen.begin(), seen.end(), line) != seen.end(); };
+  while (!token || !has_line()) {
+    Envelope envelope = proxy.recv();
+    if (const Seen* s = envelope.get<Seen>()) {
+      seen.push_back(fmt::format("{}:{}", s->key, s->what));
+      continue;
+    }
+    if (envelope.get<Gate>() == nullptr) FAIL("expected Seen or Gate, got " << envelope.name());
+    if (token) FAIL("a second Gate before the first was answered");
+    if (from != nullptr) *from = envelope.sender();
+    token = envelope.take_token<Gate>();
+  }
+  return std::move(*token);
+}
+
 /// Starts the gated consumer and returns the token that holds it, with its address.
 ResponseToken<Gate> hold_consumer(testing::Proxy& proxy, Addr& consumer) {
   proxy.send(Keyed{kGated, {}, "hold"});
@@ -229,6 +284,47 @@ TEST_CASE("a bounded send to a full mailbox suspends the sender until a slot fre
   CHECK(produced ==
         std::vector<std::string>{"1:sent", "2:attempt", "2:sent", "3:attempt", "3:sent", "4:attempt", "4:sent"});
   CHECK(consumed == std::vector<std::string>{"0:numbered", "1:numbered", "2:numbered", "3:numbered", "4:numbered"});
+}
+
+TEST_CASE("a sender waiting on a full mailbox is woken once half of it is free, then refills it in one go",
+          "[core][mailbox]") {
+  auto proxy = testing::proxy(stepped_group());
+  std::vector<std::string> seen;
+  Addr consumer;
+  proxy.send(Keyed{kGated, {}, "hold"});
+  auto gate = collect_until(proxy, seen, "", &consumer);
+
+  // Messages 0-9 fill the mailbox; the producer waits at message 10.
+  proxy.send(Produce{20});
+  std::vector<std::string> produced = recv_seen(proxy, 21);
+  CHECK(produced.back() == "10:attempt");
+  CHECK(std::count(produced.begin(), produced.end(), "9:sent") == 1);
+
+  // One message taken (9 left): the waiting sender is not woken for one slot, so the slot is still
+  // free for the prober's message a round trip later.
+  std::move(gate).respond("go");
+  gate = collect_until(proxy, seen, "0:numbered");
+  CHECK(probe(proxy, consumer, "unicast", kGated) == "ok");
+  CHECK(std::find(seen.begin(), seen.end(), "10:sent") == seen.end());
+  CHECK(drain_seen(proxy).empty());
+
+  // Full again (the probe's message); five more taken leave five, half the capacity: the producer
+  // is woken and fills the five free slots in one run, waiting again at message 15.
+  for (int i = 0; i < 4; ++i) {
+    std::move(gate).respond("go");
+    gate = collect_until(proxy, seen, fmt::format("{}:numbered", i + 1));
+    CHECK(std::find(seen.begin(), seen.end(), "10:sent") == seen.end());
+  }
+  std::move(gate).respond("go");
+  gate = collect_until(proxy, seen, "15:attempt");
+  std::vector<std::string> refill;
+  for (const auto& l : seen) {
+    if (!l.ends_with(":numbered")) refill.push_back(l);
+  }
+  CHECK(refill == std::vector<std::string>{"10:sent", "11:attempt", "11:sent", "12:attempt", "12:sent", "13:attempt",
+                                           "13:sent", "14:attempt", "14:sent", "15:attempt"});
+  CHECK(probe(proxy, consumer, "unicast", kGated) == "Full");
+  std::move(gate).respond("exit");
 }
 
 TEST_CASE("try_send to a full mailbox fails with Full instead of waiting", "[core][mailbox]") {

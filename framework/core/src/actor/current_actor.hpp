@@ -6,25 +6,28 @@
 
 #include <cstdint>
 
+#include <elfin/detail/group_dumping.hpp>
+
 namespace elfin::detail {
 
 class ActorCell;
 
 inline thread_local ActorCell* t_current_actor = nullptr;
-/// Counts the runs this thread started: what a thread-local cache valid "within one run" (the
-/// dump rate limit's clock, see dumping.cpp) compares, so a thread back from idle never uses it.
-inline thread_local std::uint64_t t_actor_runs = 0;
 
-/// Makes `cell` current for the scope's lifetime.
+/// Makes `cell` current for the scope's lifetime. What is valid only within one run (the dump
+/// refusal pass, group_dumping.hpp) ends with the scope and never carries into the next run.
 class CurrentActorScope {
  public:
   explicit CurrentActorScope(ActorCell* cell) : previous_(t_current_actor) {
     t_current_actor = cell;
-    ++t_actor_runs;
+    t_dump_refusal_pass.left = 0;
   }
   CurrentActorScope(const CurrentActorScope&) = delete;
   CurrentActorScope& operator=(const CurrentActorScope&) = delete;
-  ~CurrentActorScope() { t_current_actor = previous_; }
+  ~CurrentActorScope() {
+    t_current_actor = previous_;
+    t_dump_refusal_pass.left = 0;
+  }
 
  private:
   ActorCell* previous_;

@@ -1,6 +1,8 @@
 #include <elfin/internal/mailbox.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -37,12 +39,25 @@ namespace elfin::detail {
 //
 // Waiting senders (no lost wakeup). A bounded push that finds the mailbox full, with a waiter:
 // under waiters_mu_ it registers the waiter, stores has_waiters_ = true (seq_cst) and re-reads
-// state_ (seq_cst). The consumer decrements state_ (seq_cst RMW) and then reads has_waiters_
-// (seq_cst). In the single total order of these seq_cst operations either the consumer's decrement
-// comes first (the producer's re-read sees room and it retries at once) or the producer's store
-// comes first (the consumer sees a waiter and wakes one). A woken sender that loses the race for
-// the freed slot finds the mailbox full again and registers again; the mailbox is then full, so
-// the consumer has messages to pop and will wake it.
+// state_ (seq_cst). The consumer does not wake a waiter at every pop: woken one per freed slot,
+// every message of a saturated many-to-one stream paid for a wake-up, a schedule and a
+// re-registration of its sender. It looks for waiters at two points of the count's way down: when
+// a pop leaves the mark (half the capacity, rounded down), it wakes as many as there are free
+// slots then (capacity - mark), the longest waiting first; when a pop leaves zero, as many as
+// were freed since (mark). A woken sender finds several slots free and sends until the mailbox is
+// full again. (With a capacity of 1 the mark is zero and every pop wakes one; with 2, the same.)
+//
+// No waiter is lost: a registering producer re-read a count at or above the capacity, above the
+// mark; pops take one at a time, so a later pop leaves exactly the mark, and that decrement is
+// later in state_'s modification order than the value the producer read. In the single total order
+// of seq_cst operations the producer's store to has_waiters_ therefore precedes it, and the
+// consumer's load after it sees the waiter. (Or the producer's re-read saw room already, and it
+// retries at once.) Waiters beyond the free slots stay registered: the ones woken fill the mailbox
+// again, so the count comes down through the mark again, or nobody refills it and the pop that
+// empties it wakes the next ones. A woken sender that loses the race for a slot finds the mailbox
+// full again and registers again; the consumer has messages to pop and will come through the mark.
+// Lowering the capacity moves the mark, which the count still comes down to; raising it (and
+// closing) wakes every waiter.
 //
 // Close. `close` sets kClosed with a seq_cst RMW on state_. A reservation is an RMW on the same
 // atomic, so it either precedes the close (its message is delivered: pop reports Closed only once
@@ -207,21 +222,46 @@ Mailbox::PopResult Mailbox::pop(Envelope& out) {
     return (s & kClosed) != 0 && (s & kCountMask) == 0 ? PopResult::Closed : PopResult::Empty;
   }
   out = envelope_of(node);
-  state_.fetch_sub(1, std::memory_order_seq_cst);
-  if (has_waiters_.load(std::memory_order_seq_cst)) wake_one_waiter();
+  const std::uint64_t before = state_.fetch_sub(1, std::memory_order_seq_cst);
+  if (has_waiters_.load(std::memory_order_seq_cst)) wake_waiters_at((before - 1) & kCountMask);
   return PopResult::Item;
 }
 
-void Mailbox::wake_one_waiter() {
-  Waker waker;
-  {
-    std::lock_guard lock(waiters_mu_);
-    if (waiters_.empty()) return;
-    waker = std::move(waiters_.front());
-    waiters_.erase(waiters_.begin());  // FIFO among waiters; the list is short
-    if (waiters_.empty()) has_waiters_.store(false, std::memory_order_relaxed);
+void Mailbox::wake_waiters_at(std::uint64_t left) {
+  // Waiters are woken at two points of the count's way down (see the top of this file): at the
+  // mark, as many as there are free slots then, and at zero, as many as were freed since.
+  const std::size_t capacity = capacity_.load(std::memory_order_relaxed);
+  const std::size_t mark = capacity / 2;
+  if (left == mark) {
+    wake_waiters(capacity - mark);
+  } else if (left == 0) {
+    wake_waiters(mark);
   }
-  waker.wake();
+}
+
+void Mailbox::wake_waiters(std::size_t room) {
+  // In batches: the wakers are moved out under the lock and woken after it.
+  constexpr std::size_t kBatch = 8;
+  std::array<Waker, kBatch> woken;
+  while (room > 0) {
+    std::size_t n = 0;
+    bool more = false;
+    {
+      std::lock_guard lock(waiters_mu_);
+      n = std::min({room, waiters_.size(), kBatch});
+      const auto end = waiters_.begin() + static_cast<std::ptrdiff_t>(n);
+      std::move(waiters_.begin(), end, woken.begin());
+      waiters_.erase(waiters_.begin(), end);  // FIFO among waiters
+      more = !waiters_.empty();
+      if (!more) has_waiters_.store(false, std::memory_order_relaxed);
+    }
+    room -= n;
+    for (std::size_t i = 0; i < n; ++i) {
+      woken[i].wake();
+      woken[i].reset();
+    }
+    if (!more) return;
+  }
 }
 
 bool Mailbox::close() {

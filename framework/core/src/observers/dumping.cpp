@@ -219,13 +219,16 @@ DumpChunk DumpStorage::drain() {
 }
 
 void DumpStorage::count_limited() {
-  const std::uint32_t no = thread_no();
-  if (no < kOwnedCounters) {
-    auto& n = limited_by_thread_[no].n;
-    n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (auto* n = own_limited_counter()) {
+    n->store(n->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     return;
   }
-  shards_[no % kShards].limited.fetch_add(1, std::memory_order_relaxed);
+  shards_[thread_no() % kShards].limited.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::atomic<std::uint64_t>* DumpStorage::own_limited_counter() {
+  const std::uint32_t no = thread_no();
+  return no < kOwnedCounters ? &limited_by_thread_[no].n : nullptr;
 }
 
 DumpingCounters DumpStorage::counters() const {
@@ -252,41 +255,6 @@ std::uint64_t unix_coarse_now_ns() {
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
   return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000 + static_cast<std::uint64_t>(now.tv_nsec);
-}
-
-// A stream over its group's limit asks the limiter on every message, and even the coarse clock
-// costs a third of such a message. So an actor's thread keeps its last reading for the next
-// kLimitClockReuse refusals within the same run of an actor: a refusal then costs a few loads
-// and a compare. A reading is only ever reused to refuse (a dump the limit may let through reads
-// the clock afresh, and that reading is the one kept), only within one run, and never outside an
-// actor (a test proxy's thread): a thread back from idle starts a new run and reads the clock
-// again, so a sparse stream is never refused by an old time. Within a run the reading lags by at
-// most kLimitClockReuse dumps (microseconds of a dense stream): a window reopens that much later
-// for that thread.
-constexpr std::uint32_t kLimitClockReuse = 64;
-struct LimitClock {
-  std::uint64_t now_ns = 0;
-  std::uint64_t run = 0;  // t_actor_runs when read
-  std::uint32_t uses_left = 0;
-};
-thread_local LimitClock t_limit_clock;
-
-/// The kept reading, if it may still be used to refuse (counting the use).
-bool reuse_limit_clock(std::uint64_t& now_ns) {
-  LimitClock& c = t_limit_clock;
-  if (c.uses_left == 0 || c.run != t_actor_runs || t_current_actor == nullptr) return false;
-  --c.uses_left;
-  now_ns = c.now_ns;
-  return true;
-}
-
-/// A fresh reading, kept for reuse.
-std::uint64_t read_limit_clock() {
-  LimitClock& c = t_limit_clock;
-  c.now_ns = unix_coarse_now_ns();
-  c.run = t_actor_runs;
-  c.uses_left = kLimitClockReuse;
-  return c.now_ns;
 }
 
 }  // namespace
@@ -345,11 +313,6 @@ std::uint64_t GroupDumping::take_sequence_no() {
   return next_sequence_no_.fetch_add(1 + skip, std::memory_order_relaxed) + skip;
 }
 
-void GroupDumping::note_dropped() {
-  // Written once per stretch of drops, read on every one: the line stays shared, not bounced.
-  if (!dropped_.load(std::memory_order_relaxed)) dropped_.store(true, std::memory_order_relaxed);
-}
-
 bool GroupDumping::admit(std::uint64_t now_ns, std::uint64_t& sequence_no) {
   if (!limiter_.acquire(now_ns)) {
     note_dropped();
@@ -366,14 +329,19 @@ bool GroupDumping::admit_or_count(std::uint64_t& sequence_no) {
     sequence_no = take_sequence_no();
     return true;
   }
-  // The limit decides before anything is written: a dropped dump takes no sequence number and
-  // touches no line another thread writes (the limiter's state is only read).
-  std::uint64_t kept_ns = 0;
-  const bool refused_early = reuse_limit_clock(kept_ns) && limiter_.refuses(kept_ns);
-  if (!refused_early && admit(read_limit_clock(), sequence_no)) return true;
-  note_dropped();
-  storage_->count_limited();
-  return false;
+  // The limit decides before anything is written: a dropped dump takes no sequence number, and
+  // arms the thread's refusal pass, so the next ones are dropped inline (group_dumping.hpp).
+  if (!admit(unix_coarse_now_ns(), sequence_no)) {
+    storage_->count_limited();
+    // Outside an actor (a test proxy's thread) no pass: nothing would end it before an idle.
+    if (t_current_actor != nullptr) {
+      if (auto* limited = storage_->own_limited_counter()) {
+        t_dump_refusal_pass = DumpRefusalPass{this, limited, kDumpRefusalsPerPass};
+      }
+    }
+    return false;
+  }
+  return true;
 }
 
 void GroupDumping::fill_common(dumping::Dump& dump, std::uint64_t sequence_no) const {
@@ -383,10 +351,9 @@ void GroupDumping::fill_common(dumping::Dump& dump, std::uint64_t sequence_no) c
   dump.thread_no = dumping::thread_no();
 }
 
-void GroupDumping::record(ActorCell& cell, dumping::Direction direction, const Envelope& envelope) {
+void GroupDumping::record_unless_limited(ActorCell& cell, dumping::Direction direction, const Envelope& envelope) {
   const MessageVTable& vtable = envelope.vtable();
-  if (!vtable.dumping_allowed) return;
-  // Admission first: a dump the rate limit drops costs a few loads (see admit_or_count).
+  // Admission first: a dump the rate limit drops takes no sequence number (see admit_or_count).
   std::uint64_t sequence_no = 0;
   if (!admit_or_count(sequence_no)) return;
   // Filled in place, in the storage's chunk: nothing is moved afterwards.
@@ -408,7 +375,7 @@ void GroupDumping::record(ActorCell& cell, dumping::Direction direction, const E
 
 void GroupDumping::record_response(ActorCell& cell, dumping::Direction direction, const MessageVTable& request,
                                    std::string encoded, TraceId trace_id, std::uint64_t correlation_id) {
-  if (!request.dumping_allowed) return;
+  if (!request.dumping_allowed || refused_by_pass()) return;
   std::uint64_t sequence_no = 0;
   if (!admit_or_count(sequence_no)) return;
   std::ignore = storage_->emplace(cell.key_for_dumps(), [&](dumping::Dump& dump) {

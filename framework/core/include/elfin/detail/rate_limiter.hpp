@@ -32,16 +32,6 @@ class RateLimiter {
   /// No limit (a rate of 1e9 a second or more): `acquire` admits without looking at the time.
   [[nodiscard]] bool unlimited() const { return interval_ns_.load(std::memory_order_relaxed) == 0; }
 
-  /// Would `acquire(now_ns)` refuse? Loads only, no write: a caller in a stretch of refusals asks
-  /// this first and leaves the shared line alone.
-  [[nodiscard]] bool refuses(std::uint64_t now_ns) const {
-    const std::int64_t interval = interval_ns_.load(std::memory_order_relaxed);
-    if (interval <= 0) return interval < 0;
-    const auto now = static_cast<std::int64_t>(now_ns);
-    const std::int64_t tat = tat_ns_.load(std::memory_order_relaxed);
-    return std::max(tat, now) + interval - now > static_cast<std::int64_t>(kSecondNs);
-  }
-
   [[nodiscard]] bool acquire(std::uint64_t now_ns) {
     const std::int64_t interval = interval_ns_.load(std::memory_order_relaxed);
     if (interval == 0) return true;

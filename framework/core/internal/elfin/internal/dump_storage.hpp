@@ -139,6 +139,9 @@ class DumpStorage {
   /// record) in a counter only that thread writes, a load and a store with no read-modify-write,
   /// since a stream over its limit pays this on every message; elsewhere in the thread's shard.
   void count_limited();
+  /// The calling thread's own counter of limited dumps (only it writes it: a load and a store
+  /// count one), or null on a thread past the first kOwnedCounters.
+  [[nodiscard]] std::atomic<std::uint64_t>* own_limited_counter();
   [[nodiscard]] DumpingCounters counters() const;
 
  private:

@@ -88,7 +88,10 @@ class Mailbox {
   /// The oldest linked node, or null (empty, or its producer has not linked it yet).
   MailboxLink* unlink();
   static Envelope envelope_of(MailboxLink* node);
-  void wake_one_waiter();
+  /// After a pop that left `left` messages, with waiters: wakes those due at that count.
+  void wake_waiters_at(std::uint64_t left);
+  /// Wakes up to `room` waiters, the longest waiting first.
+  void wake_waiters(std::size_t room);
 
   // Producers' side: every push writes these.
   alignas(64) std::atomic<MailboxLink*> head_{&stub_};

@@ -118,7 +118,7 @@ class Manager {
     if (const std::optional<StoredState>& stored = loaded.value(); stored.has_value()) restore(stored.value());
 
     started_ = true;
-    reconnect_until_ = Clock::now() + std::max(config().health_check_interval, 2 * config().ping_timeout);
+    reconnect_until_ = Clock::now() + config().reconnect_grace;
     tick_ = ctx_.attach(Interval(RebalanceTick{}));
     tick_->start(config().rebalance_interval);
     sweep_ = ctx_.attach(Interval(HealthSweep{}));

@@ -171,7 +171,15 @@ class PartitionActor {
       drive();
       // Removed from the membership: once nothing is being written any more, clean up and end.
       if (removed_ && jobs_.empty() && !persisting_) break;
+      if (bystander_) break;
       sleep_or_wake();
+    }
+    if (bystander_) {
+      // Started only to answer a CreateQuery: holds nothing, wrote nothing, placed elsewhere.
+      ticks_->stop();
+      if (asleep_) std::ignore = ctx_.unbounded_send_to(ctx_.group_addr(), Unwatch{partition_});
+      fail_everything(pr::RaftErrorKind::NotLeader, "this node holds no replica of the partition");
+      co_return;
     }
     if (removed_ && jobs_.empty() && !persisting_) {
       co_await release();
@@ -357,6 +365,11 @@ class PartitionActor {
     const bool mine = creating_ && node_id_ < query.from;  // both asking: the lower id creates
     if (creating_ && !mine) creating_ = false;             // the other one does
     send_creation(pr::MessageType::CreateAnswer, query.from, holds() || mine);
+    // Every node of the map is asked: one that holds nothing and is no replica does not keep an
+    // actor (a ticking one, as it never quiesces) for each partition created elsewhere.
+    const bool placed_here = std::find(targets_.begin(), targets_.end(), node_id_) != targets_.end();
+    bystander_ = !holds() && !creating_ && !placed_here && pending_.empty() && reads_asked_.empty() &&
+                 conf_changes_.empty() && transfers_.empty();
   }
 
   void on_create_answer(const pr::RaftMessage& answer) {
@@ -1225,6 +1238,7 @@ class PartitionActor {
   bool creating_ = false;                ///< asking the map's nodes before creating the partition
   std::set<rf::NodeId> consents_;        ///< the nodes that said they hold nothing of it
   std::uint32_t create_again_in_ = 0;    ///< ticks until the owner asks again (0: not pending)
+  bool bystander_ = false;               ///< answered a CreateQuery, holds nothing: end
   rf::NodeId removing_ = 0;              ///< a node this leader proposed to remove
   rf::Index removing_match_ = 0;         ///< how far that node's log matched, while it was tracked
   struct RemovedPeer {

@@ -15,7 +15,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -46,18 +45,6 @@ class PlacedCluster : public elfin::test::KvLocalCluster {
     REQUIRE(started().code == 0);
   }
 };
-
-/// Per pod (kv-pod-N) the replica count the manager's map gives it, from `elfin shard --assignments`.
-std::map<std::string, int> replica_counts(elfin::test::KvLocalCluster& cluster) {
-  std::map<std::string, int> out;
-  const auto printed = cluster.assignments();
-  if (printed.code != 0) return out;
-  static const std::regex line(R"((kv-pod-[0-9]+)#[0-9]+\t[^\n]*\t([0-9]+) replicas)");
-  for (std::sregex_iterator it(printed.out.begin(), printed.out.end(), line), end; it != end; ++it) {
-    out[(*it)[1]] += std::stoi((*it)[2]);
-  }
-  return out;
-}
 
 /// Asks the pods' partition groups for their replicas' status (a light node of its own).
 class Statuses {
@@ -177,7 +164,7 @@ TEST_CASE("kv placement: with a manager and replication factor 3 on 3 pods, ever
   for (int i = 0; i < 64; ++i) CHECK(client->get(fmt::format("k{}", i)).value().value == fmt::format("v{}", i));
   CHECK(eventually(
       [&] {
-        return replica_counts(cluster) ==
+        return cluster.replica_counts() ==
                std::map<std::string, int>{{"kv-pod-1", kShards}, {"kv-pod-2", kShards}, {"kv-pod-3", kShards}};
       },
       20s));
@@ -189,7 +176,7 @@ TEST_CASE("kv placement: a 4th pod receives its share of replicas under a writer
           "[integration][kv]") {
   PlacedCluster cluster(3, 1);
   // Shards first written once every pod is in the map start on their final three pods.
-  REQUIRE(eventually([&] { return replica_counts(cluster).size() == 3; }, 20s));
+  REQUIRE(eventually([&] { return cluster.replica_counts().size() == 3; }, 20s));
   {
     auto client = elfin::test::kv_client(cluster.pods(), 60002);
     if (!client) FAIL(client.error());
@@ -206,7 +193,7 @@ TEST_CASE("kv placement: a 4th pod receives its share of replicas under a writer
   INFO(added.out << added.err);
   REQUIRE(added.code == 0);
   // The manager's map: 16 x 3 replicas over 4 pods, 12 each.
-  REQUIRE(eventually([&] { return replica_counts(cluster)["kv-pod-4"] == 12; }, 30s));
+  REQUIRE(eventually([&] { return cluster.replica_counts()["kv-pod-4"] == 12; }, 30s));
   const auto mapped = std::chrono::steady_clock::now() - added_at;
   // The pod holds them: each leader added it (it caught up from a snapshot) and promoted it.
   Statuses statuses(cluster.pods(), 60022);
@@ -236,7 +223,7 @@ TEST_CASE("kv placement: a killed pod's replicas are re-created on the remaining
   PlacedCluster cluster(4);
   REQUIRE(eventually(
       [&] {
-        return replica_counts(cluster) ==
+        return cluster.replica_counts() ==
                std::map<std::string, int>{{"kv-pod-1", 12}, {"kv-pod-2", 12}, {"kv-pod-3", 12}, {"kv-pod-4", 12}};
       },
       20s));

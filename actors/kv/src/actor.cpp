@@ -9,6 +9,12 @@
 //
 // Requests from other fronts (ShardRequest) are served the same way, as a stream each: asked of
 // the local partition group, answered with the replica's result.
+//
+// With a manager the front also reads the manager's map every `register_retry` (a notification
+// may be lost), and registers again when a newer map no longer lists its pod (the manager found
+// it dead: unreachable for longer than its health check). Leave: the front unregisters its pod
+// and keeps reading the map (the manager no longer sends it), passing each newer one on to the
+// partitions, whose leaders move this pod's replicas off.
 #include "actor.hpp"
 
 #include <algorithm>
@@ -71,6 +77,22 @@ struct Registered {
 /// Time to register again.
 struct RegisterDue {
   ELFIN_MESSAGE(kv_front, RegisterDue);
+};
+/// The manager answered Unregister (Leave).
+struct Unregistered {
+  bool ok = false;
+  std::string error;
+  ELFIN_MESSAGE(kv_front, Unregistered, ok, error);
+};
+/// Time to read the manager's map again (a pod that left).
+struct RefreshDue {
+  ELFIN_MESSAGE(kv_front, RefreshDue);
+};
+/// The manager's map, read (a pod that left).
+struct Refreshed {
+  bool ok = false;
+  protocols::sharding::Assignments assignments;
+  ELFIN_MESSAGE(kv_front, Refreshed, ok, assignments);
 };
 /// A peer's ShardRequest was answered.
 struct Served {
@@ -175,6 +197,29 @@ Task<Served> serve(FrontContext ctx, pk::ShardRequest request, ResponseToken<pk:
   co_return Served{};
 }
 
+Task<Unregistered> unregister_pod(FrontContext ctx, ps::PodRef pod) {
+  auto answer = co_await ctx.request(ps::Unregister{std::move(pod)});
+  Unregistered out;
+  if (!answer) {
+    out.error = fmt::format("the shard manager: {}", to_string(answer.error()));
+  } else if (!*answer && answer->error().kind != ps::ShardingErrorKind::UnknownPod) {
+    out.error = fmt::format("the shard manager refused: {}", answer->error().detail);
+  } else {
+    out.ok = true;  // out of the map (an unknown pod: it already was)
+  }
+  co_return out;
+}
+
+Task<Refreshed> read_assignments(FrontContext ctx) {
+  auto answer = co_await ctx.request(ps::GetAssignments{});
+  Refreshed out;
+  if (answer) {
+    out.ok = true;
+    out.assignments = std::move(*answer);
+  }
+  co_return out;
+}
+
 Task<Registered> register_pod(FrontContext ctx, ps::Register request) {
   auto answer = co_await ctx.request(std::move(request));
   Registered out;
@@ -242,7 +287,8 @@ class Front {
     return handle(envelope, this, &Front::on_put, &Front::on_get, &Front::on_delete, &Front::on_cas,
                   &Front::on_delete_if_version, &Front::on_scan, &Front::on_shard_request, &Front::on_attempted,
                   &Front::on_retry, &Front::on_served, &Front::on_validate, &Front::on_ping, &Front::on_assign,
-                  &Front::on_unassign, &Front::on_assignments, &Front::on_registered, &Front::on_register_due);
+                  &Front::on_unassign, &Front::on_assignments, &Front::on_registered, &Front::on_register_due,
+                  &Front::on_leave, &Front::on_unregistered, &Front::on_refresh_due, &Front::on_refreshed);
   }
 
   /// A start or a reload is refused with the problems `validate` finds, each with its file:line.
@@ -614,10 +660,59 @@ class Front {
       return;
     }
     log::info("kv front: registered with the shard manager as {}", pod());
+    registered_ = true;
+    registered_epoch_ = registered.assignments.epoch;
     take(registered.assignments);
+    start_refreshing();
   }
 
-  void on_register_due(const RegisterDue&) { register_now(); }
+  void on_register_due(const RegisterDue&) {
+    if (!left_) register_now();
+  }
+
+  // --- leaving (Leave) ------------------------------------------------------------------------
+
+  void on_leave(const pk::Leave&, ResponseToken<pk::Leave> token) {
+    if (!ctx_.config().manager) {
+      std::move(token).respond(Err{pk::KvError{pk::KvErrorKind::BadRequest, 0, 0, 0,
+                                               "this pod has no shard manager: every pod holds every shard"}});
+      return;
+    }
+    if (left_) {
+      std::move(token).respond(pk::Left{placed_.epoch()});
+      return;
+    }
+    leaving_.push_back(std::move(token));
+    if (leaving_.size() == 1) ctx_.attach(Stream::once(unregister_pod(ctx_, pod())));
+  }
+
+  void on_unregistered(const Unregistered& unregistered) {
+    if (!unregistered.ok) {
+      log::warn("kv front: leaving: {}", unregistered.error);
+      for (auto& token : leaving_) {
+        std::move(token).respond(Err{pk::KvError{pk::KvErrorKind::Unavailable, 0, 0, 0, unregistered.error}});
+      }
+      leaving_.clear();
+      return;
+    }
+    log::info("kv front: {} left the shard manager's map; its replicas move to the other pods", pod());
+    left_ = true;
+    for (auto& token : leaving_) std::move(token).respond(pk::Left{placed_.epoch()});
+    leaving_.clear();
+    start_refreshing();
+  }
+
+  /// Reads the manager's map every `register_retry` from now on.
+  void start_refreshing() {
+    if (refreshing_) return;
+    refreshing_ = true;
+    ctx_.attach(Delay(ctx_.config().register_retry, RefreshDue{}));
+  }
+  void on_refresh_due(const RefreshDue&) { ctx_.attach(Stream::once(read_assignments(ctx_))); }
+  void on_refreshed(const Refreshed& refreshed) {
+    if (refreshed.ok) on_map(refreshed.assignments);
+    ctx_.attach(Delay(ctx_.config().register_retry, RefreshDue{}));
+  }
 
   void on_ping(const ps::PingPod&, ResponseToken<ps::PingPod> token) { std::move(token).respond(pod()); }
 
@@ -640,7 +735,19 @@ class Front {
     acknowledge(unassign, std::move(token));
   }
 
-  void on_assignments(const ps::AssignmentsChanged& changed) { take(changed.assignments); }
+  void on_assignments(const ps::AssignmentsChanged& changed) { on_map(changed.assignments); }
+
+  /// A map from the manager: routes by it; a newer one that no longer lists this pod (the
+  /// manager found it dead) makes the front register again, unless the pod left.
+  void on_map(const ps::Assignments& map) {
+    take(map);
+    if (!registered_ || left_ || map.epoch <= registered_epoch_) return;
+    const ps::PodRef self = pod();
+    if (std::any_of(map.pods.begin(), map.pods.end(), [&](const ps::PodEntry& e) { return e.pod == self; })) return;
+    log::warn("kv front: the shard manager's map at epoch {} no longer lists {}; registering again", map.epoch, self);
+    registered_ = false;
+    register_now();
+  }
 
   /// A newer assignment: routes by it from now on, and tells this node's partition group.
   void take(const ps::Assignments& assignments) {
@@ -661,6 +768,11 @@ class Front {
   std::map<std::uint64_t, ScanJob> scans_;
   std::unordered_map<pk::ShardId, std::uint16_t> leaders_;  ///< the replica that last answered as leader
   ShardReplicas placed_;                                    ///< with a manager: the newest assignment's
+  bool registered_ = false;                                 ///< in the manager's map, as far as it knows
+  std::uint64_t registered_epoch_ = 0;                      ///< the map's epoch when it registered
+  bool refreshing_ = false;                                 ///< reading the map every register_retry
+  bool left_ = false;                                       ///< Leave: out of the manager's map
+  std::vector<ResponseToken<pk::Leave>> leaving_;           ///< Leave requests waiting for the manager
 };
 
 }  // namespace

@@ -17,6 +17,10 @@ ShardReplicas::ShardReplicas(const protocols::sharding::Assignments& assignments
     }
     nodes_.push_back(std::move(nodes));
   }
+  for (const auto& entry : assignments.pods) {
+    const std::uint16_t node = Addr(entry.endpoint).node_no();
+    if (node != 0 && std::find(pods_.begin(), pods_.end(), node) == pods_.end()) pods_.push_back(node);
+  }
 }
 
 const std::vector<std::uint16_t>& ShardReplicas::of(std::uint32_t shard) const {
@@ -31,6 +35,7 @@ protocols::raft::Placement ShardReplicas::placement() const {
   out.first_partition = first_shard_;
   out.replicas.reserve(nodes_.size());
   for (const auto& nodes : nodes_) out.replicas.emplace_back(nodes.begin(), nodes.end());
+  out.nodes.assign(pods_.begin(), pods_.end());
   return out;
 }
 

@@ -30,6 +30,7 @@ class ShardReplicas {
   std::uint64_t epoch_ = 0;
   std::uint32_t first_shard_ = 0;
   std::vector<std::vector<std::uint16_t>> nodes_;
+  std::vector<std::uint16_t> pods_;  ///< the node of every pod in the map, holding replicas or not
 };
 
 }  // namespace elfin::actors::kv::internal

@@ -43,7 +43,11 @@
 // segments can retire), and ends; a later re-add starts blank. The WAL forgets indexes at or below
 // a checkpoint, so the replica leaves a marker `<snapshot_dir>/<partition>.released` with that
 // index, and a re-added replica refuses snapshots below it (the leader snapshots when it adds a
-// learner, so the one it sends is recent).
+// learner, so the one it sends is recent). A replica removed while its node was down never hears
+// of it from the leader; restarted, it campaigns, and a member whose applied membership lacks it
+// answers NotMember with the index that membership was applied up to: a replica whose log ends
+// below that index, and which the placement table does not place here, releases itself the same
+// way (a re-add would have come after that index).
 #include "actor.hpp"
 
 #include <fcntl.h>
@@ -58,6 +62,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -166,7 +171,15 @@ class PartitionActor {
       drive();
       // Removed from the membership: once nothing is being written any more, clean up and end.
       if (removed_ && jobs_.empty() && !persisting_) break;
+      if (bystander_) break;
       sleep_or_wake();
+    }
+    if (bystander_) {
+      // Started only to answer a CreateQuery: holds nothing, wrote nothing, placed elsewhere.
+      ticks_->stop();
+      if (asleep_) std::ignore = ctx_.unbounded_send_to(ctx_.group_addr(), Unwatch{partition_});
+      fail_everything(pr::RaftErrorKind::NotLeader, "this node holds no replica of the partition");
+      co_return;
     }
     if (removed_ && jobs_.empty() && !persisting_) {
       co_await release();
@@ -212,7 +225,7 @@ class PartitionActor {
                   &PartitionActor::on_propose, &PartitionActor::on_read, &PartitionActor::on_status,
                   &PartitionActor::on_add_replica, &PartitionActor::on_remove_replica, &PartitionActor::on_transfer,
                   &PartitionActor::on_persisted, &PartitionActor::on_checkpointed, &PartitionActor::on_leader_down,
-                  &PartitionActor::on_follower_liveness, &PartitionActor::on_placement);
+                  &PartitionActor::on_follower_liveness, &PartitionActor::on_placement, &PartitionActor::on_wake);
   }
 
   // --- recovery -----------------------------------------------------------------------------
@@ -233,7 +246,7 @@ class PartitionActor {
       if (!placement) throw std::runtime_error(fmt::format("partition {}: no placement table", partition_));
       placement_epoch_ = placement->epoch;
       targets_ = std::move(placement->replicas);
-      settled_ = placement->settled;
+      table_nodes_ = std::move(placement->nodes);
     }
     released_up_to_ = read_released(released_marker());
     auto loaded = load_latest_snapshot(dir_);
@@ -285,14 +298,6 @@ class PartitionActor {
       if (got.entries.empty() || got.entries.back().index >= got.last_index) break;
       from = got.entries.back().index + 1;
     }
-    if (config_.from_assignment() && !snapshot_ && recovered.hard_state.term == 0 && recovered.entries.empty() &&
-        owns()) {
-      if (settled_) {
-        bootstrap(recovered);
-      } else {
-        defer_bootstrap();
-      }
-    }
     recovered.applied = applied_;
     // A commit index past the log recovered (a snapshot's log was dropped) is capped by the lib.
     log::info("partition {}: recovered term {} vote {} commit {}, {} entries after snapshot {}", partition_,
@@ -301,19 +306,90 @@ class PartitionActor {
 
     make_node(std::move(recovered));
     ready_ = true;
+    if (may_bootstrap_now()) start_creation();
   }
 
-  /// An owner that became owner while this process ran may be a replica an existing group's
-  /// leader has not reached yet (it adds it within `reconcile_ticks`, and its first message
-  /// makes this replica's term non-zero): it waits three election timeouts for that before it
-  /// bootstraps a group of its own.
-  void defer_bootstrap() {
-    if (bootstrap_in_ == 0) bootstrap_in_ = 3 * config_.election_ticks + config_.reconcile_ticks;
-  }
+  // --- creation (placement "assignment") ----------------------------------------------------
+  //
+  // A partition is created once, by its owner in the table, and only with the consent of every
+  // node of the manager's map: each says whether it holds or held a replica of it (a snapshot, a
+  // term, a log, a release marker) and the owner creates it only if none does. A group that
+  // exists anywhere in the map so never gets a second one beside it: not from a pod that became
+  // owner while the old replicas were cut off, nor from one restarted blank. A node that does
+  // not answer (down, cut off, without a table yet) holds the creation back until it answers or
+  // the manager drops it from the map. Two owners asking at once (tables of different epochs):
+  // the lower node id wins, the other gives way.
 
-  /// Still an owner with nothing: nobody came, so the partition is new.
+  /// Owner of a partition that holds nothing and never did: it may be new.
   [[nodiscard]] bool may_bootstrap_now() const {
-    return owns() && !snapshot_ && jobs_.empty() && node_->term() == 0 && node_->last_index() == 0;
+    return config_.from_assignment() && owns() && !snapshot_ && jobs_.empty() && node_->term() == 0 &&
+           node_->last_index() == 0 && released_up_to_ == 0;
+  }
+
+  /// This replica holds or held something of the partition, or is creating it itself.
+  [[nodiscard]] bool holds() const {
+    return snapshot_ || node_->term() != 0 || node_->last_index() != 0 || released_up_to_ != 0 || !jobs_.empty();
+  }
+
+  /// The nodes an owner asks: the map's, but itself.
+  [[nodiscard]] std::vector<rf::NodeId> askees() const {
+    std::vector<rf::NodeId> out = table_nodes_.empty() ? targets_ : table_nodes_;
+    std::erase(out, node_id_);
+    return out;
+  }
+
+  /// Asks every node of the map (again after a while, until the partition exists here).
+  void start_creation() {
+    creating_ = true;
+    consents_.clear();
+    create_again_in_ = 3 * config_.election_ticks + config_.reconcile_ticks;
+    const auto nodes = askees();
+    if (nodes.empty()) {
+      create();
+      return;
+    }
+    for (rf::NodeId node : nodes) send_creation(pr::MessageType::CreateQuery, node, false);
+  }
+
+  void send_creation(pr::MessageType type, rf::NodeId to, bool reject) {
+    pr::RaftMessage message;
+    message.partition = partition_;
+    message.type = type;
+    message.from = node_id_;
+    message.to = to;
+    message.reject = reject;
+    std::ignore = ctx_.try_send(std::move(message));
+  }
+
+  void on_create_query(const pr::RaftMessage& query) {
+    const bool mine = creating_ && node_id_ < query.from;  // both asking: the lower id creates
+    if (creating_ && !mine) creating_ = false;             // the other one does
+    send_creation(pr::MessageType::CreateAnswer, query.from, holds() || mine);
+    // Every node of the map is asked: one that holds nothing and is no replica does not keep an
+    // actor (a ticking one, as it never quiesces) for each partition created elsewhere.
+    const bool placed_here = std::find(targets_.begin(), targets_.end(), node_id_) != targets_.end();
+    bystander_ = !holds() && !creating_ && !placed_here && pending_.empty() && reads_asked_.empty() &&
+                 conf_changes_.empty() && transfers_.empty();
+  }
+
+  void on_create_answer(const pr::RaftMessage& answer) {
+    if (!creating_) return;
+    if (answer.reject) {
+      creating_ = false;  // it exists there (or is being created): its leader adds this replica
+      log::info("partition {}: node {} holds or creates it: not created here", partition_, answer.from);
+      return;
+    }
+    consents_.insert(answer.from);
+    for (rf::NodeId node : askees()) {
+      if (!consents_.contains(node)) return;
+    }
+    create();
+  }
+
+  void create() {
+    creating_ = false;
+    if (!may_bootstrap_now()) return;
+    bootstrap_now();
   }
 
   void bootstrap_now() {
@@ -380,7 +456,7 @@ class PartitionActor {
       metrics::increment_counter("elfin_partition_leaderless_ticks_total");
     }
     expire(now());
-    if (bootstrap_in_ != 0 && --bootstrap_in_ == 0 && may_bootstrap_now()) bootstrap_now();
+    if (create_again_in_ != 0 && --create_again_in_ == 0 && may_bootstrap_now()) start_creation();
     if (config_.from_assignment() && ++reconcile_elapsed_ >= config_.reconcile_ticks) {
       reconcile_elapsed_ = 0;
       reconcile();
@@ -394,16 +470,9 @@ class PartitionActor {
     PlacementOf mine = changed.of(partition_);
     placement_epoch_ = mine.epoch;
     targets_ = std::move(mine.replicas);
-    settled_ = mine.settled;
-    // Owner now of a partition nobody ever started here (no state, no peer ever wrote to it):
-    // bootstrap it, as recovery would have (after a wait, when the ownership is new).
-    if (may_bootstrap_now()) {
-      if (settled_) {
-        bootstrap_now();
-      } else {
-        defer_bootstrap();
-      }
-    }
+    table_nodes_ = std::move(mine.nodes);
+    // Owner now of a partition nobody ever started here: it may be new (start_creation).
+    if (may_bootstrap_now() && !creating_) start_creation();
   }
 
   /// On the leader: the next step of the membership toward the placement table (None elsewhere).
@@ -451,6 +520,9 @@ class PartitionActor {
     }
   }
 
+  /// Started by the placement table's actor (a replica placed elsewhere): recovery was the point.
+  void on_wake(const Wake&) {}
+
   /// The liveness actor: the node this replica's leader is on went silent.
   void on_leader_down(const LeaderDown& down) { node_->report_node_down(down.node); }
 
@@ -493,7 +565,7 @@ class PartitionActor {
     const bool telling = removed_peer_ && removed_peer_->matched >= removed_peer_->index;
     const bool idle = !telling && node_->quiesced() && pending_.empty() && conf_changes_.empty() &&
                       reads_asked_.empty() && reads_ready_.empty() && transfers_.empty() && jobs_.empty() &&
-                      reconcile_step().kind == ReconcileStep::Kind::None;
+                      create_again_in_ == 0 && reconcile_step().kind == ReconcileStep::Kind::None;
     if (idle == asleep_) return;
     asleep_ = idle;
     if (idle) {
@@ -509,6 +581,18 @@ class PartitionActor {
 
   void on_raft_message(const pr::RaftMessage& message) {
     if (message.to != node_id_) return;  // misrouted: not for this replica
+    if (message.type == pr::MessageType::NotMember) {
+      on_not_member(message);
+      return;
+    }
+    if (message.type == pr::MessageType::CreateQuery) {
+      on_create_query(message);
+      return;
+    }
+    if (message.type == pr::MessageType::CreateAnswer) {
+      on_create_answer(message);
+      return;
+    }
     auto m = from_wire(message);
     if (!m) {
       log::debug("partition {}: dropped a Raft message of a type this build does not know", partition_);
@@ -522,6 +606,8 @@ class PartitionActor {
                 m->snapshot->meta.index, released_up_to_);
       return;
     }
+    // A replica removed while it was down campaigns when it restarts: the only sign of it.
+    if (m->type == rf::MessageType::PreVote || m->type == rf::MessageType::Vote) tell_not_member(m->from);
     if (removed_peer_ && m->from == removed_peer_->node) {
       // The node removed last acknowledged the append carrying its removal: tell it.
       if (m->type == rf::MessageType::AppendResponse && !m->reject && m->term == removed_peer_->term) {
@@ -972,6 +1058,49 @@ class PartitionActor {
     if (ctx_.try_send(to_wire(partition_, told))) removed_peer_.reset();
   }
 
+  /// Whether `node` is in `conf` in any role.
+  [[nodiscard]] static bool in_conf(const rf::ConfState& conf, rf::NodeId node) {
+    return conf.is_member(node) ||
+           std::find(conf.voters_outgoing.begin(), conf.voters_outgoing.end(), node) != conf.voters_outgoing.end();
+  }
+
+  /// A member asked for its vote by a node outside the membership it applied, which the placement
+  /// table does not place here either: that node was removed without learning it (down then, or
+  /// cut off before the leader could tell it) and still holds its replica, campaigning in vain
+  /// (one alive at its removal learns it from the leader: tell_removed). It is told
+  /// the index this membership was applied up to (on_not_member decides what that means for it).
+  void tell_not_member(rf::NodeId from) {
+    if (!config_.from_assignment() || from == 0 || from == node_id_) return;
+    const rf::ConfState& conf = node_->conf();
+    if (!in_conf(conf, node_id_) || in_conf(conf, from)) return;
+    if (std::find(targets_.begin(), targets_.end(), from) != targets_.end()) return;  // to be added (again)
+    pr::RaftMessage told;
+    told.partition = partition_;
+    told.type = pr::MessageType::NotMember;
+    told.from = node_id_;
+    told.to = from;
+    told.term = node_->term();
+    told.index = node_->applied();
+    std::ignore = ctx_.try_send(std::move(told));
+  }
+
+  /// Told by a member that this node is not in the membership it applied up to `index`. A re-add
+  /// would come after `index`, and this replica would then hold entries or a snapshot after it;
+  /// a log ending below it means this replica is not a member and never will be again without a
+  /// new add (which starts it blank). Unless the table places it here, it releases its replica
+  /// then, as it would on applying its own removal.
+  void on_not_member(const pr::RaftMessage& told) {
+    if (!config_.from_assignment() || removed_ || told.index == 0) return;
+    if (std::find(targets_.begin(), targets_.end(), node_id_) != targets_.end()) return;
+    if (node_->role() == rf::Role::Leader || node_->last_index() >= told.index || applied_ >= told.index) return;
+    if (!snapshot_ && node_->last_index() == 0) return;  // blank: nothing to release
+    log::info(
+        "partition {}: node {} applied a membership without this replica up to index {} (this log ends at {}): "
+        "removed while it could not learn it, released",
+        partition_, told.from, told.index, node_->last_index());
+    removed_ = true;
+  }
+
   [[nodiscard]] std::filesystem::path released_marker() const {
     return std::filesystem::path(config_.snapshot_dir) / fmt::format("{}.released", partition_);
   }
@@ -1105,9 +1234,13 @@ class PartitionActor {
   std::uint64_t placement_epoch_ = 0;  ///< of the table `targets_` comes from
   std::vector<rf::NodeId> targets_;    ///< placement "assignment": where the replicas should be
   std::uint32_t reconcile_elapsed_ = 0;
-  bool settled_ = false;          ///< this table's owner is the first one named (PlacementOf)
-  rf::NodeId removing_ = 0;       ///< a node this leader proposed to remove
-  rf::Index removing_match_ = 0;  ///< how far that node's log matched, while it was tracked
+  std::vector<rf::NodeId> table_nodes_;  ///< every node of the map (PlacementOf::nodes)
+  bool creating_ = false;                ///< asking the map's nodes before creating the partition
+  std::set<rf::NodeId> consents_;        ///< the nodes that said they hold nothing of it
+  std::uint32_t create_again_in_ = 0;    ///< ticks until the owner asks again (0: not pending)
+  bool bystander_ = false;               ///< answered a CreateQuery, holds nothing: end
+  rf::NodeId removing_ = 0;              ///< a node this leader proposed to remove
+  rf::Index removing_match_ = 0;         ///< how far that node's log matched, while it was tracked
   struct RemovedPeer {
     rf::NodeId node = 0;
     rf::Index index = 0;    ///< of the removal
@@ -1119,7 +1252,6 @@ class PartitionActor {
   bool snapshot_soon_ = false;               ///< a learner was added: snapshot at the next chance
   std::uint32_t remove_waits_ = 0;           ///< reconcile rounds a removal waited for its node to catch up
   rf::Index released_up_to_ = 0;             ///< a removal here released the WAL's indexes up to this
-  std::uint32_t bootstrap_in_ = 0;           ///< ticks until a deferred bootstrap (0: none pending)
 };
 
 /// The config checker: answers ValidateConfig with the problems `validate` finds (file:line each).

@@ -1,7 +1,11 @@
 #include "placement.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <filesystem>
 #include <optional>
+#include <string>
+#include <system_error>
 #include <tuple>
 #include <utility>
 
@@ -16,9 +20,8 @@ PlacementOf PlacementChanged::of(pr::PartitionId partition) const {
   out.epoch = epoch;
   if (partition >= first_partition && partition - first_partition < replicas.size()) {
     out.replicas = distinct(replicas[partition - first_partition]);
-    const std::size_t i = partition - first_partition;
-    out.settled = !out.replicas.empty() && i < first_owners.size() && first_owners[i] == out.replicas.front();
   }
+  out.nodes = nodes;
   return out;
 }
 
@@ -30,6 +33,26 @@ std::vector<pr::NodeId> distinct(std::vector<pr::NodeId> replicas) {
   return out;
 }
 
+namespace {
+
+/// The replicas this node holds on disk that `table` places elsewhere, started (Wake).
+void wake_strays(PartitionContext& ctx, const PlacementChanged& table) {
+  const pr::NodeId self = ctx.addr().node_no();
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(ctx.config().snapshot_dir, error)) {
+    if (!entry.is_directory(error)) continue;
+    const std::string name = entry.path().filename().string();
+    pr::PartitionId partition = 0;
+    const auto [end, parsed] = std::from_chars(name.data(), name.data() + name.size(), partition);
+    if (parsed != std::errc{} || end != name.data() + name.size()) continue;
+    const auto placed = table.of(partition).replicas;
+    if (std::find(placed.begin(), placed.end(), self) != placed.end()) continue;
+    std::ignore = ctx.unbounded_send_to(ctx.group_addr(), Wake{partition});
+  }
+}
+
+}  // namespace
+
 Task<> placement_exec(PartitionContext ctx) {
   std::optional<PlacementChanged> table;
   std::vector<std::pair<pr::PartitionId, ResponseToken<GetPlacement>>> waiting;
@@ -39,18 +62,14 @@ Task<> placement_exec(PartitionContext ctx) {
         *envelope,
         [&](const pr::Placement& placement) {
           if (table && placement.epoch <= table->epoch) return;
-          newer = PlacementChanged{placement.epoch, placement.first_partition, placement.replicas, {}};
-          // The first owner each partition had in the tables seen since start, kept.
-          newer->first_owners.resize(placement.replicas.size());
-          for (std::size_t i = 0; i < placement.replicas.size(); ++i) {
-            const std::size_t at = i + placement.first_partition;  // same numbering in every table
-            pr::NodeId first = 0;
-            if (table && at >= table->first_partition && at - table->first_partition < table->first_owners.size()) {
-              first = table->first_owners[at - table->first_partition];
-            }
-            if (first == 0 && !placement.replicas[i].empty()) first = placement.replicas[i].front();
-            newer->first_owners[i] = first;
+          newer = PlacementChanged{placement.epoch, placement.first_partition, placement.replicas, placement.nodes};
+          if (newer->nodes.empty()) {
+            for (const auto& replicas : placement.replicas)
+              newer->nodes.insert(newer->nodes.end(), replicas.begin(), replicas.end());
           }
+          std::sort(newer->nodes.begin(), newer->nodes.end());
+          newer->nodes.erase(std::unique(newer->nodes.begin(), newer->nodes.end()), newer->nodes.end());
+          std::erase(newer->nodes, pr::NodeId{0});
         },
         [&](const GetPlacement& get, ResponseToken<GetPlacement> token) {
           if (table) {
@@ -61,11 +80,13 @@ Task<> placement_exec(PartitionContext ctx) {
         },
         [](const PlacementChanged&) {});  // its own broadcast comes back to it
     if (!newer) continue;
+    const bool first = !table.has_value();
     table = std::move(*newer);
     for (auto& [partition, token] : waiting) std::move(token).respond(table->of(partition));
     waiting.clear();
     // Unbounded: a busy partition's full mailbox must not hold the table back from the others.
     std::ignore = ctx.unbounded_send_to(ctx.group_addr(), *table);
+    if (first) wake_strays(ctx, *table);
   }
 }
 

@@ -38,7 +38,7 @@ Out route(const Envelope& e) {
                 by_partition<pr::Read>(e, out) || by_partition<pr::GetPartitionStatus>(e, out) ||
                 by_partition<pr::AddReplica>(e, out) || by_partition<pr::RemoveReplica>(e, out) ||
                 by_partition<pr::TransferLeader>(e, out) || by_partition<LeaderDown>(e, out) ||
-                by_partition<FollowerLiveness>(e, out);
+                by_partition<FollowerLiveness>(e, out) || by_partition<Wake>(e, out);
   return out;
 }
 

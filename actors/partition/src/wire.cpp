@@ -19,7 +19,7 @@ static_assert(static_cast<int>(pr::MessageType::PreVote) == static_cast<int>(rf:
 pr::MessageType wire_type(rf::MessageType type) { return static_cast<pr::MessageType>(type); }
 
 std::optional<rf::MessageType> lib_type(pr::MessageType type) {
-  if (type == pr::MessageType::Unknown) return std::nullopt;
+  if (type >= pr::MessageType::Unknown) return std::nullopt;  // and the partition actors' own kinds after it
   return static_cast<rf::MessageType>(type);
 }
 

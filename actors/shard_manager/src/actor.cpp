@@ -118,6 +118,7 @@ class Manager {
     if (const std::optional<StoredState>& stored = loaded.value(); stored.has_value()) restore(stored.value());
 
     started_ = true;
+    reconnect_until_ = Clock::now() + config().reconnect_grace;
     tick_ = ctx_.attach(Interval(RebalanceTick{}));
     tick_->start(config().rebalance_interval);
     sweep_ = ctx_.attach(Interval(HealthSweep{}));
@@ -338,6 +339,8 @@ class Manager {
     const PodEntry* entry = find_pod(id);
     if (entry == nullptr) return;
     metrics::increment_counter("elfin_shard_manager_health_checks_total");
+    // Just started: the pods have not dialled this node yet, so unreachable says nothing.
+    if (ping == PingOutcome::Unreachable && Clock::now() < reconnect_until_) ping = PingOutcome::NoAnswer;
     const Health health = health_->check(*entry, ping);
     if (ping == PingOutcome::Answered) {
       suspects_.erase(id);
@@ -815,6 +818,7 @@ class Manager {
   std::optional<Interval<HealthSweep>> sweep_;
 
   bool started_ = false;
+  Clock::time_point reconnect_until_{};  ///< until then an unreachable pod may just not have reconnected
   std::uint64_t revision_ = 0;
   std::vector<PodEntry> pods_;  ///< registration order
   ReplicaMap map_;              ///< always the last persisted map

@@ -44,6 +44,12 @@ local cluster (3 pods on loopback, each `elfin run` in the background):
         pods run), to start the pods by hand: elfin run DIR/pod-1.toml ...
   cluster stop [--dir DIR]
         Stop the pods started in DIR (SIGTERM, then SIGKILL after 15 s). The data stays.
+  cluster remove --pod N [--dir DIR] [--timeout SECONDS]
+        With a shard manager: pod N leaves the cluster gracefully. It leaves the manager's map,
+        the shards' leaders move its replicas to the other pods (one membership change at a
+        time, the pod serving meanwhile), and once it holds none (waited for up to --timeout,
+        default 120) it is stopped. Start the cluster again with a --count below N to keep it
+        out (removing the last pod), as a pod started again rejoins.
 
 client commands (join the cluster as a light node):
   put KEY VALUE                   prints the key's new version
@@ -82,6 +88,7 @@ struct Args {
   std::optional<std::uint64_t> if_version;
   std::uint32_t limit = 100;
   std::optional<std::uint32_t> shard;
+  std::optional<std::uint16_t> pod;
   std::string data_dir = "kv-data";
   bool help = false;
 };
@@ -117,6 +124,8 @@ Result<Args, std::string> parse(const std::vector<std::string_view>& args) {
       ok = options.read(parsed.shards, 1u, 0x7FFF'FFFFu);
     } else if (options.is("--replication-factor")) {
       ok = options.read(parsed.replication_factor, 1u, 64u);
+    } else if (options.is("--pod")) {
+      ok = options.read(parsed.pod, std::uint16_t{1}, std::uint16_t{64});
     } else if (options.is("--count")) {
       ok = options.read(parsed.pod_count, std::uint16_t{1}, std::uint16_t{64});
     } else if (options.arg() == "--stale") {
@@ -144,8 +153,8 @@ Result<Args, std::string> parse(const std::vector<std::string_view>& args) {
 
 int cluster_command(const Args& args, std::FILE* out, std::FILE* err) {
   const auto is = [&](std::string_view what) { return args.positional.size() == 2 && args.positional[1] == what; };
-  if (!is("start") && !is("stop") && !is("files")) {
-    fmt::print(err, "elfin kv cluster: expected `start`, `stop` or `files`\n\n{}", kUsage);
+  if (!is("start") && !is("stop") && !is("files") && !is("remove")) {
+    fmt::print(err, "elfin kv cluster: expected `start`, `stop`, `remove` or `files`\n\n{}", kUsage);
     return 2;
   }
   ClusterOptions options;
@@ -175,6 +184,20 @@ int cluster_command(const Args& args, std::FILE* out, std::FILE* err) {
                  pod.already_running ? " (already running)" : "");
     }
     fmt::print(out, "cluster in {}; stop it with: elfin kv cluster stop --dir {}\n", args.dir, args.dir);
+    return 0;
+  }
+  if (is("remove")) {
+    if (!args.pod) {
+      fmt::print(err, "elfin kv cluster remove: which pod? (--pod N)\n\n{}", kUsage);
+      return 2;
+    }
+    auto removed = kv::remove_pod(options, *args.pod, std::chrono::seconds(args.timeout_seconds.value_or(120)));
+    if (!removed) {
+      fmt::print(err, "elfin kv cluster remove: {}\n", removed.error());
+      return 1;
+    }
+    fmt::print(out, "pod {} left (map epoch {}), held no replica after {} ms; pid {} stopped\n", removed->node,
+               removed->epoch, removed->moved_after.count(), removed->pid);
     return 0;
   }
   auto pods = kv::stop_cluster(options);

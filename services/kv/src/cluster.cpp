@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <system_error>
 #include <thread>
@@ -21,6 +22,10 @@
 #include <utility>
 
 #include <fmt/format.h>
+
+#include <elfin/network/light_node.hpp>
+#include <elfin/protocols/kv.hpp>
+#include <elfin/protocols/raft.hpp>
 
 namespace elfin::kv {
 
@@ -420,6 +425,84 @@ Result<std::vector<std::string>, std::string> cluster_addresses(const std::strin
     if (!line.empty()) out.push_back(line);
   }
   return out;
+}
+
+namespace {
+
+/// The `shards` of a pod's config file (0: not found).
+std::uint32_t configured_shards(const fs::path& config) {
+  static const std::regex line(R"((?:^|\n)shards = ([0-9]+))");
+  const std::string text = read_file(config);
+  std::smatch found;
+  if (!std::regex_search(text, found, line)) return 0;
+  try {
+    return static_cast<std::uint32_t>(std::stoul(found[1]));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+/// Whether `node` is in `conf` in any role.
+bool member(const protocols::raft::ConfState& conf, std::uint64_t node) {
+  for (const auto* ids : {&conf.voters, &conf.learners, &conf.voters_outgoing}) {
+    if (std::find(ids->begin(), ids->end(), node) != ids->end()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<RemovedPod, std::string> remove_pod(const ClusterOptions& options, std::uint16_t pod,
+                                           std::chrono::milliseconds timeout) {
+  const fs::path dir = fs::absolute(options.dir).lexically_normal();
+  auto addresses = cluster_addresses(dir.string());
+  if (!addresses) return Err{addresses.error()};
+  if (pod == 0 || pod > addresses->size()) return Err{fmt::format("{} has no pod {}", dir.string(), pod)};
+  if (!fs::exists(dir / "manager.toml")) {
+    return Err{fmt::format("{} has no shard manager: every pod holds every shard, none can leave", dir.string())};
+  }
+  const fs::path topology = dir / fmt::format("pod-{}.toml", pod);
+  const fs::path pid_file = dir / fmt::format("pod-{}.pid", pod);
+  const int pid = pid_in(pid_file);
+  if (!runs_pod(pid, topology)) return Err{fmt::format("pod {} is not running", pod)};
+  std::uint32_t shards = configured_shards(dir / fmt::format("pod-{}.config.toml", pod));
+  if (shards == 0) shards = options.shards;
+
+  network::LightNodeOptions node_options;
+  node_options.peers = {(*addresses)[pod - 1]};
+  node_options.groups = {{.name = "kv", .nodes = {pod}},
+                         {.name = "partitions", .nodes = {pod}, .remote_name = "partitions"}};
+  auto node = network::LightNode::start(std::move(node_options));
+  if (!node) return Err{fmt::format("the light node did not start: {}", node.error())};
+  if (auto up = node->wait_connected(std::chrono::seconds{10}); !up) {
+    return Err{fmt::format("pod {} cannot be reached: {}", pod, up.error())};
+  }
+  const auto started = Clock::now();
+  const auto deadline = started + timeout;
+  auto left = node->request("kv", protocols::kv::Leave{}, std::chrono::seconds{10}).get();
+  if (!left) return Err{fmt::format("pod {} did not answer Leave: {}", pod, to_string(left.error()))};
+  if (!*left) return Err{fmt::format("pod {} cannot leave: {}", pod, protocols::kv::to_string(left->error()))};
+  RemovedPod removed{pod, pid, left->value().epoch, shards, {}};
+
+  // Its replicas leave one membership change at a time; each cleans up once it learns it.
+  for (;;) {
+    std::uint32_t held = 0;
+    for (std::uint32_t shard = 0; shard < shards; ++shard) {
+      auto status =
+          node->request("partitions", protocols::raft::GetPartitionStatus{shard}, std::chrono::seconds{3}).get();
+      held += !status || member(status->conf, pod);
+    }
+    if (held == 0) break;
+    if (Clock::now() >= deadline) {
+      return Err{fmt::format("pod {} still holds {} replicas after {} ms (it keeps running; try again)", pod, held,
+                             timeout.count())};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{200});
+  }
+  removed.moved_after = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  node->stop();
+  std::ignore = stop_process(pid_file, topology, Clock::now() + options.stop_timeout);
+  return removed;
 }
 
 }  // namespace elfin::kv

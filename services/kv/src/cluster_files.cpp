@@ -263,6 +263,9 @@ rebalance_retry_interval = "1s"
 rebalance_rate = 0.25
 ping_timeout = "1s"
 health_check_interval = "3s"
+# The pods dial the manager: a restarted manager waits this long for them before it counts one it
+# cannot reach as dead.
+reconnect_grace = "5s"
 storage.kind = "file"
 storage.path = "{3}/manager.state"
 {4})",

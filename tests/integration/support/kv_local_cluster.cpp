@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <regex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -134,6 +135,17 @@ bool KvLocalCluster::signal(std::uint16_t pod, int signo) {
   return p > 0 && !process_gone(p) && ::kill(p, signo) == 0;
 }
 
+bool KvLocalCluster::signal_manager(int signo) {
+  int p = 0;
+  try {
+    const std::string text = read_file(dir_.file("manager.pid"));
+    p = text.empty() ? 0 : std::stoi(text);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return p > 0 && !process_gone(p) && ::kill(p, signo) == 0;
+}
+
 bool KvLocalCluster::stop_pod(std::uint16_t pod, std::chrono::milliseconds timeout) {
   const int p = pid(pod);
   if (p <= 0 || ::kill(p, SIGTERM) != 0) return false;
@@ -159,10 +171,27 @@ CliRun KvLocalCluster::add_pod() {
   return start_again();
 }
 
+CliRun KvLocalCluster::remove_pod(std::uint16_t pod, std::chrono::seconds timeout) {
+  return elfin_cli({"kv", "cluster", "remove", "--pod", std::to_string(pod), "--dir", dir(), "--timeout",
+                    std::to_string(timeout.count())},
+                   timeout + std::chrono::seconds(30));
+}
+
 std::string KvLocalCluster::manager_address() const { return fmt::format("tcp://127.0.0.1:{}", base_port_ - 1); }
 
 CliRun KvLocalCluster::assignments() {
   return elfin_cli({"shard", "--assignments", "--manager", manager_address(), "--timeout", "10"});
+}
+
+std::map<std::string, int> KvLocalCluster::replica_counts() {
+  std::map<std::string, int> out;
+  const auto printed = assignments();
+  if (printed.code != 0) return out;
+  static const std::regex line(R"((kv-pod-[0-9]+)#[0-9]+\t[^\n]*\t([0-9]+) replicas)");
+  for (std::sregex_iterator it(printed.out.begin(), printed.out.end(), line), end; it != end; ++it) {
+    out[(*it)[1]] += std::stoi((*it)[2]);
+  }
+  return out;
 }
 
 CliRun KvLocalCluster::kv(std::vector<std::string> args) {

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -84,9 +85,16 @@ class KvLocalCluster {
   CliRun start_again();
   /// One pod more (`elfin kv cluster start` with a larger --count; needs a spare port).
   CliRun add_pod();
+  /// With a manager: `elfin kv cluster remove --pod N` (it leaves, its replicas move off, it stops).
+  CliRun remove_pod(std::uint16_t pod, std::chrono::seconds timeout = std::chrono::seconds(60));
   /// With a manager: its address, and `elfin shard --assignments` asking it.
   [[nodiscard]] std::string manager_address() const;
   CliRun assignments();
+  /// Per pod (kv-pod-N) the replica count the manager's map gives it (empty: no answer).
+  [[nodiscard]] std::map<std::string, int> replica_counts();
+  /// Sends `signo` to the shard manager node; false if it has no pid or the signal could not be
+  /// sent (`start_again` starts a manager that is not running).
+  bool signal_manager(int signo);
   /// `elfin kv <args> --dir DIR`.
   CliRun kv(std::vector<std::string> args);
   /// Waits until pod `pod` answers a read through a client connected to it alone (a stale read

@@ -250,4 +250,18 @@ std::uint16_t PartitionStatusProbe::leader(std::uint64_t shard, std::chrono::mil
   return 0;
 }
 
+std::vector<std::uint64_t> PartitionStatusProbe::voters(std::uint16_t pod, std::uint64_t shard) {
+  if (pod == 0 || pod > impl_->pods) return {};
+  try {
+    auto status = impl_->proxy->request_fallible(pr::GetPartitionStatus{shard},
+                                                 impl_->proxy->system().group_addr(fmt::format("status.{}", pod)));
+    if (!status) return {};
+    std::vector<std::uint64_t> voters(status->conf.voters.begin(), status->conf.voters.end());
+    std::sort(voters.begin(), voters.end());
+    return voters;
+  } catch (const testing::ProxyError&) {
+    return {};  // no answer in time (down, paused)
+  }
+}
+
 }  // namespace elfin::test

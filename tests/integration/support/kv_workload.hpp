@@ -22,8 +22,8 @@
 //   load.final_reads(30s);
 //   auto result = lin::check(lin::KvModel{}, load.history(), {.timeout = 60s});
 //
-// PartitionStatusProbe finds a shard's leader from outside: a light node asking each pod's
-// partition group for GetPartitionStatus.
+// PartitionStatusProbe finds a shard's leader and a replica's membership from outside: a light
+// node asking each pod's partition group for GetPartitionStatus.
 //
 // Thread safety: a KvWorkload and a probe are driven by one thread; the workload's threads are
 // its own.
@@ -117,6 +117,8 @@ class PartitionStatusProbe {
 
   /// The pod whose replica of `shard` says it leads, once one does (0: none within `timeout`).
   [[nodiscard]] std::uint16_t leader(std::uint64_t shard, std::chrono::milliseconds timeout);
+  /// The voters pod `pod`'s replica of `shard` has, sorted (empty: none, or no answer within 1 s).
+  [[nodiscard]] std::vector<std::uint64_t> voters(std::uint16_t pod, std::uint64_t shard);
 
   struct Impl;
 

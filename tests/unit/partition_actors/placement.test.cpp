@@ -1,6 +1,6 @@
 // Partitions placed by a table (config placement = "assignment"), four nodes in one process over
 // loopback TCP with real WAL files: a partition exists only on the nodes its table entry names,
-// its owner bootstraps it with those voters, and a new entry moves it (learner, promotion,
+// its owner creates it with those voters (once no node holds any of it), and a new entry moves it (learner, promotion,
 // leadership handed over, removal) while a writer keeps writing, losing no acknowledged write.
 // The membership requests (AddReplica, RemoveReplica, TransferLeader) are driven directly too. A
 // replica removed from the membership ends, deleting its snapshot files and releasing its WAL log.
@@ -253,7 +253,7 @@ TEST_CASE("partition actors: AddReplica (learner, then voter), TransferLeader an
   }
 }
 
-TEST_CASE("kv placement: a node that became owner while it ran waits for an existing group before it bootstraps",
+TEST_CASE("kv placement: a node that became owner while it ran joins the existing group instead of creating one",
           "[partition_actors]") {
   Cluster cluster(placed());
   place(cluster, 1, {{0, {1, 2, 3}}, {1, {1, 2, 3}}});
@@ -261,14 +261,15 @@ TEST_CASE("kv placement: a node that became owner while it ran waits for an exis
   REQUIRE(put_at(cluster, 0, at, "a", "v0"));  // partition 0's group exists on 1, 2, 3
   // Both change owner to node 4, which holds nothing of either yet.
   place(cluster, 2, {{0, {4, 2, 3}}, {1, {4, 2, 3}}});
-  // Partition 1 on node 4, started now: blank while it waits (bootstrapping at once would have
-  // made it a voter of a group of its own).
+  // Partition 1 on node 4, started now: blank while it asks the table's other nodes whether
+  // they hold it (bootstrapping at once would have made it a voter of a group of its own).
   auto waiting = cluster.status(4, 1);
   REQUIRE(waiting);
   CHECK(waiting->conf.voters.empty());
 
-  // Partition 0: the request reaching node 4 first does not make it bootstrap a second group; the
-  // leader adds it (learner, then voter) and removes node 1, and the old write is there.
+  // Partition 0: the request reaching node 4 first does not make it bootstrap a second group
+  // (nodes 2 and 3 hold it); the leader adds it (learner, then voter) and removes node 1, and
+  // the old write is there.
   auto early = cluster.propose(4, 0, put("a", "early"));
   REQUIRE_FALSE(early);
   CHECK(early.error().kind == pr::RaftErrorKind::NotLeader);
@@ -280,7 +281,7 @@ TEST_CASE("kv placement: a node that became owner while it ran waits for an exis
     return stale && pk::decode_kv_response(stale->response).value == "v0";
   }));
 
-  // Partition 1, never written: nobody comes, so node 4 bootstraps it after its wait.
+  // Partition 1, never written: no node holds anything of it, so node 4 creates it.
   at = 4;
   REQUIRE(put_at(cluster, 1, at, "b", "v1"));
   CHECK(membership_is(cluster, 1, {2, 3, 4}));

@@ -2,6 +2,7 @@
 #include "sim_run.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -48,6 +49,8 @@ using elfin::testing::SimRequest;
 using KvRecorder = lin::Recorder<lin::KvInput, lin::KvOutput>;
 
 constexpr std::uint16_t kNodes = 3;
+/// Placement runs: one node more than the replicas of a partition, so a replica can move.
+constexpr std::uint16_t kPlacementNodes = 4;
 constexpr std::uint64_t kPartitions = 2;
 constexpr std::uint64_t kKeysPerPartition = 3;
 /// A client gives up on a request after this (virtual) time; the proposal timeout is 1 s, the
@@ -63,12 +66,13 @@ request_timeout = "2s"
 retry_interval = "20ms"
 )";
 
-elfin::testing::SimClusterOptions cluster_options(std::uint64_t seed, const elfin::test::TempDir& root, bool front) {
+elfin::testing::SimClusterOptions cluster_options(std::uint64_t seed, const elfin::test::TempDir& root, bool front,
+                                                  bool placement = false) {
   elfin::testing::SimClusterOptions options;
-  options.nodes = kNodes;
+  options.nodes = placement ? kPlacementNodes : kNodes;
   options.seed = seed;
   options.disk_root = root.path();
-  options.config = [front](const SimNode& node) {
+  options.config = [front, placement](const SimNode& node) {
     return fmt::format(R"(
 [wal]
 dir = "{}"
@@ -77,7 +81,7 @@ segment_bytes = "256KiB"
 preallocate = false
 
 [partitions]
-nodes = [1, 2, 3]
+{}
 tick = "10ms"
 election_ticks = 10
 heartbeat_ticks = 1
@@ -87,7 +91,8 @@ snapshot_every = 40
 proposal_timeout = "1s"
 {}
 )",
-                       node.disk().dir(), node.disk().dir(), front ? kFrontConfig : "");
+                       node.disk().dir(), placement ? "placement = \"assignment\"" : "nodes = [1, 2, 3]",
+                       node.disk().dir(), front ? kFrontConfig : "");
   };
   return options;
 }
@@ -115,7 +120,8 @@ class RecordingKv final : public ap::StateMachine {
   ap::KvStateMachine kv_;
 };
 
-elfin::Topology node_topology(SimNode& node, const std::shared_ptr<AppliedLog>& applied, bool with_front) {
+elfin::Topology node_topology(SimNode& node, const std::shared_ptr<AppliedLog>& applied, bool with_front,
+                              std::uint16_t nodes = kNodes) {
   elfin::Topology topology;
   ap::Options options;
   options.state_machine = [applied, n = node.node_no(),
@@ -123,7 +129,7 @@ elfin::Topology node_topology(SimNode& node, const std::shared_ptr<AppliedLog>& 
     if (with_front) return std::make_unique<RecordingKv>(applied, n, partition);
     return std::make_unique<RegisterMap>(applied, n, partition);
   };
-  mount_partition_node(topology, node, kNodes, std::move(options));
+  mount_partition_node(topology, node, nodes, std::move(options));
   auto partitions = topology.local("partitions");
   if (with_front) {  // as the shipped pod topology mounts it (services/kv's cluster files)
     elfin::testing::SimRemoteGroupOptions fronts;
@@ -160,7 +166,13 @@ class Driver {
         cluster_(cluster),
         result_(result),
         recorder_([this] { return ++clock_; }),
-        keys_(key_names(options.front)) {
+        keys_(key_names(options.front)),
+        nodes_(options.placement ? kPlacementNodes : kNodes) {
+    if (options.placement) {
+      if (options.front) throw std::invalid_argument("placement runs talk to the partitions, not the front");
+      // Node 4 is spare at first; the owner (first) is node 1.
+      for (auto& replicas : table_) replicas = {1, 2, 3};
+    }
     for (std::size_t i = 0; i < options.clients; ++i) {
       Client c;
       c.record = &recorder_.client();
@@ -172,6 +184,7 @@ class Driver {
   }
 
   void run() {
+    if (options_.placement) publish();
     // The faulty phase: every client keeps one operation in flight until enough were started.
     while (started_ < options_.operations || in_flight() > 0) {
       if (cluster_.now() > 120s) throw std::runtime_error("the run does not finish (livelock?)");
@@ -186,6 +199,7 @@ class Driver {
     // Time for elections and catch-up, then one linearizable read of every key.
     cluster_.advance(1s);
     final_reads();
+    if (options_.placement) check_memberships();
   }
 
  private:
@@ -212,7 +226,7 @@ class Driver {
     Nanos not_before{0};  // after a refusal, the client waits a little before it tries again
   };
 
-  std::uint16_t pick_node() { return static_cast<std::uint16_t>(1 + cluster_.random().below(kNodes)); }
+  std::uint16_t pick_node() { return static_cast<std::uint16_t>(1 + cluster_.random().below(nodes_)); }
   /// A node that is up (a client of the front asks one it can reach).
   std::uint16_t pick_up_node() {
     for (;;) {
@@ -359,7 +373,7 @@ class Driver {
   /// Where to go next after an error: the hint if it names a node, else another node after a
   /// pause (an election may be under way). A refused operation does not count as started.
   void retarget(Client& c, std::uint64_t partition, std::uint64_t hint) {
-    if (hint >= 1 && hint <= kNodes) {
+    if (hint >= 1 && hint <= nodes_) {
       c.target[partition] = static_cast<std::uint16_t>(hint);
     } else {
       c.target[partition] = pick_node();
@@ -440,6 +454,7 @@ class Driver {
       it->second();
       it = undo_.erase(it);
     }
+    if (options_.placement) placement_faults();
     if (now < next_fault_) return;
     auto& r = cluster_.random();
     next_fault_ = now + std::chrono::milliseconds(50 + r.below(250));
@@ -482,6 +497,8 @@ class Driver {
         down_ = node;
         undo_.emplace_back(lasting(), [this] {
           cluster_.restart(down_);
+          // The restarted pod registers and gets the assignment, when there is a manager.
+          if (options_.placement && !manager_down_) publish_to(down_);
           down_ = 0;
         });
         return;
@@ -500,11 +517,52 @@ class Driver {
     }
   }
 
+  /// Placement runs: the manager's own faults, on a schedule of their own (every 100 to 400 ms
+  /// a replica moves; the manager goes down once a run, for 200 to 700 ms, and then now and then).
+  void placement_faults() {
+    const Nanos now = cluster_.now();
+    auto& r = cluster_.random();
+    if ((options_.fault_kinds & kMoveReplica) != 0 && now >= next_move_) {
+      next_move_ = now + std::chrono::milliseconds(100 + r.below(300));
+      move_replica();
+    }
+    if ((options_.fault_kinds & kManagerDown) != 0 && now >= next_manager_down_ && !manager_down_) {
+      next_manager_down_ = now + std::chrono::milliseconds(600 + r.below(1000));
+      manager_down_ = true;
+      ++result_.stats.manager_downs;
+      cluster_.note("manager down");
+      undo_.emplace_back(now + std::chrono::milliseconds(200 + r.below(500)), [this] {
+        manager_down_ = false;
+        cluster_.note("manager back");
+        publish();  // it resyncs every pod with the assignment it stored
+      });
+    }
+  }
+
+  /// A replica of a partition moves to the node without one, as the manager moves it: the new
+  /// one takes the old one's place in the list (the owner's too). Not while the manager is down.
+  void move_replica() {
+    if (manager_down_) return;
+    auto& r = cluster_.random();
+    const std::uint64_t partition = r.below(kPartitions);
+    std::vector<pr::NodeId>& replicas = table_[partition];
+    pr::NodeId spare = 0;
+    for (pr::NodeId n = 1; n <= nodes_ && spare == 0; ++n) {
+      if (std::find(replicas.begin(), replicas.end(), n) == replicas.end()) spare = n;
+    }
+    // As the manager moves a replica: the new one takes the old one's place (the owner's too).
+    const std::size_t at = r.below(replicas.size());
+    cluster_.note(fmt::format("move partition {}'s replica from node {} to node {}", partition, replicas[at], spare));
+    replicas[at] = spare;
+    ++result_.stats.moves;
+    publish();
+  }
+
   /// The leader of `partition`: as last seen by a client of the partitions; through the front
   /// (whose clients do not see it), as the replicas that are up say (0: none leads now).
   std::uint16_t leader_of(std::uint64_t partition) {
     if (!options_.front) return last_leader_[partition];
-    for (std::uint16_t n = 1; n <= kNodes; ++n) {
+    for (std::uint16_t n = 1; n <= nodes_; ++n) {
       if (!cluster_.is_up(n)) continue;
       auto status = cluster_.request(n, "partitions", pr::GetPartitionStatus{partition});
       cluster_.run_until([&] { return status.done(); }, 10ms);
@@ -520,9 +578,10 @@ class Driver {
     undo_.clear();
     cluster_.network().heal_all();
     cluster_.network().clear_faults();
-    for (std::uint16_t n = 1; n <= kNodes; ++n) {
+    for (std::uint16_t n = 1; n <= nodes_; ++n) {
       if (!cluster_.is_up(n)) cluster_.restart(n);
     }
+    if (options_.placement) publish();
     cluster_.note("healed");
     healed_ = true;
   }
@@ -601,6 +660,55 @@ class Driver {
     }
   }
 
+  // --- the manager (placement runs) ----------------------------------------------------------
+
+  /// The table to every node that is up, as each pod's KV front passes the assignment on.
+  void publish() {
+    ++epoch_;
+    for (std::uint16_t n = 1; n <= nodes_; ++n) publish_to(n);
+  }
+  void publish_to(std::uint16_t node) {
+    if (!cluster_.is_up(node)) return;
+    pr::Placement table{epoch_, 0, {}, {}};
+    for (const auto& replicas : table_) table.replicas.push_back(replicas);
+    for (pr::NodeId n = 1; n <= nodes_; ++n) table.nodes.push_back(n);  // every pod is in the map
+    cluster_.send(node, "partitions", std::move(table));
+  }
+
+  /// A partition's replica on `node` as it reports itself (nullopt: no answer).
+  std::optional<pr::PartitionStatus> status_of(std::uint16_t node, std::uint64_t partition) {
+    auto status = cluster_.request(node, "partitions", pr::GetPartitionStatus{partition});
+    cluster_.run_until([&] { return status.done(); }, 50ms);
+    if (!status.done()) return std::nullopt;
+    auto answer = status.result();
+    if (!answer) return std::nullopt;
+    return *answer;
+  }
+
+  /// Every partition's leader has the table's replicas as its voters, and no learner.
+  void check_memberships() {
+    for (std::uint64_t p = 0; p < kPartitions; ++p) {
+      std::vector<pr::NodeId> wanted = table_[p];
+      std::sort(wanted.begin(), wanted.end());
+      std::vector<pr::NodeId> last;
+      bool reached = false;
+      for (int attempt = 0; attempt < 100 && !reached; ++attempt) {
+        for (std::uint16_t n = 1; n <= nodes_ && !reached; ++n) {
+          auto status = status_of(n, p);
+          if (!status || status->role != pr::Role::Leader) continue;
+          last = status->conf.voters;
+          std::sort(last.begin(), last.end());
+          reached = last == wanted && status->conf.learners.empty();
+        }
+        if (!reached) cluster_.advance(100ms);
+      }
+      if (!reached) {
+        result_.problems.push_back(fmt::format("partition {}: the membership did not reach the table's [{}]: [{}]", p,
+                                               fmt::join(wanted, ","), fmt::join(last, ",")));
+      }
+    }
+  }
+
  public:
   [[nodiscard]] lin::History<lin::KvInput, lin::KvOutput> history() const { return recorder_.history(); }
 
@@ -621,6 +729,13 @@ class Driver {
   std::uint16_t last_leader_[kPartitions] = {};
   std::map<std::string, std::uint64_t> acknowledged_;  // the highest acknowledged write version per key
   std::vector<std::vector<std::string>> keys_;         // per partition
+  std::uint16_t nodes_ = kNodes;
+  // The manager (placement runs): the table it publishes and whether it is down.
+  std::vector<pr::NodeId> table_[kPartitions];
+  std::uint64_t epoch_ = 0;
+  bool manager_down_ = false;
+  Nanos next_move_{100ms};
+  Nanos next_manager_down_{200ms};
 };
 
 }  // namespace
@@ -629,8 +744,10 @@ RunResult run(const RunOptions& options) {
   RunResult result;
   const elfin::test::TempDir root("elfin-partition-sim", elfin::test::TempDir::Base::memory);
   auto applied = std::make_shared<AppliedLog>();
-  SimCluster cluster(cluster_options(options.seed, root, options.front),
-                     [applied, front = options.front](SimNode& node) { return node_topology(node, applied, front); });
+  const std::uint16_t nodes = options.placement ? kPlacementNodes : kNodes;
+  SimCluster cluster(
+      cluster_options(options.seed, root, options.front, options.placement),
+      [applied, front = options.front, nodes](SimNode& node) { return node_topology(node, applied, front, nodes); });
   result.describe = cluster.describe();
   Driver driver(options, cluster, result);
   driver.run();
@@ -681,6 +798,192 @@ DeadlineProbe probe_front_deadline(std::uint64_t seed) {
       probe.error = pk::to_string(answer->error());
     }
   }
+  return probe;
+}
+
+namespace {
+
+/// A placement cluster (four nodes) for the probes: the table, and calls on partition 0 that
+/// follow NotLeader hints.
+class PlacementCluster {
+ public:
+  explicit PlacementCluster(std::uint64_t seed)
+      : root_("elfin-partition-sim", elfin::test::TempDir::Base::memory),
+        applied_(std::make_shared<AppliedLog>()),
+        cluster_(cluster_options(seed, root_, false, true),
+                 [applied = applied_](SimNode& node) { return node_topology(node, applied, false, kPlacementNodes); }) {
+  }
+
+  SimCluster& cluster() { return cluster_; }
+
+  void publish(std::vector<std::vector<pr::NodeId>> table) {
+    table_ = std::move(table);
+    ++epoch_;
+    for (std::uint16_t n = 1; n <= kPlacementNodes; ++n) publish_to(n);
+  }
+  void publish_to(std::uint16_t node) {
+    if (cluster_.is_up(node)) cluster_.send(node, "partitions", pr::Placement{epoch_, 0, table_, {1, 2, 3, 4}});
+  }
+
+  /// `input` on partition 0, first at `node`, then where NotLeader hints point (another node
+  /// after a pause without one); nullopt when nothing answered within `within`. `answered_at`:
+  /// the node that answered.
+  std::optional<lin::KvOutput> call(std::uint16_t node, const lin::KvInput& input, Nanos within,
+                                    std::uint16_t* answered_at = nullptr, bool follow = true) {
+    const Nanos until = cluster_.now() + within;
+    while (cluster_.now() < until) {
+      std::optional<lin::KvOutput> out;
+      std::uint64_t hint = 0;
+      const auto take = [&](auto& r) {
+        cluster_.run_until([&] { return r.done(); }, 1500ms);
+        if (!r.done()) return;
+        auto answer = r.result();  // once: it hands the answer over
+        if (!answer) return;
+        if (*answer) {
+          out = decode_output((*answer)->response);
+        } else {
+          hint = answer->error().leader_hint;
+        }
+      };
+      if (input.call == lin::KvCall::Get) {
+        auto r = cluster_.request(node, "partitions", pr::Read{0, encode(input), false});
+        take(r);
+      } else {
+        auto r = cluster_.request(node, "partitions", pr::Propose{0, encode(input)});
+        take(r);
+      }
+      if (out) {
+        if (answered_at != nullptr) *answered_at = node;
+        return out;
+      }
+      if (!follow) return std::nullopt;
+      if (hint >= 1 && hint <= kPlacementNodes && hint != node) {
+        node = static_cast<std::uint16_t>(hint);
+      } else {
+        node = static_cast<std::uint16_t>(1 + node % kPlacementNodes);
+        cluster_.advance(50ms);
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::optional<pr::PartitionStatus> status(std::uint16_t node) {
+    if (!cluster_.is_up(node)) return std::nullopt;
+    auto r = cluster_.request(node, "partitions", pr::GetPartitionStatus{0});
+    cluster_.run_until([&] { return r.done(); }, 100ms);
+    if (!r.done()) return std::nullopt;
+    auto answer = r.result();
+    if (!answer) return std::nullopt;
+    return std::move(*answer);
+  }
+
+  /// A leader among the nodes that are up has exactly `voters` (sorted) and no learner.
+  bool leader_has(const std::vector<pr::NodeId>& voters) {
+    for (std::uint16_t n = 1; n <= kPlacementNodes; ++n) {
+      auto st = status(n);
+      if (!st || st->role != pr::Role::Leader) continue;
+      auto got = st->conf.voters;
+      std::sort(got.begin(), got.end());
+      if (got == voters && st->conf.learners.empty()) return true;
+    }
+    return false;
+  }
+
+  [[nodiscard]] std::filesystem::path snapshots(std::uint16_t node) {
+    return std::filesystem::path(cluster_.disk(node).dir() + "-snapshots");
+  }
+
+ private:
+  elfin::test::TempDir root_;
+  std::shared_ptr<AppliedLog> applied_;
+  SimCluster cluster_;
+  std::vector<std::vector<pr::NodeId>> table_;
+  std::uint64_t epoch_ = 0;
+};
+
+std::string read_text(const std::filesystem::path& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return {};
+  std::string text;
+  char buffer[256];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
+  std::fclose(f);
+  return text;
+}
+
+std::string describe_output(const std::optional<lin::KvOutput>& out) {
+  if (!out) return {};
+  return lin::KvModel{}.describe(lin::KvInput::get("k"), *out);
+}
+
+}  // namespace
+
+StrayReplicaProbe probe_stray_replica(std::uint64_t seed) {
+  StrayReplicaProbe probe;
+  PlacementCluster c(seed);
+  SimCluster& cluster = c.cluster();
+  c.publish({{1, 2, 3}});
+  std::uint64_t version = 0;
+  for (int i = 0; i < 5; ++i) {
+    auto out = c.call(1, lin::KvInput::put("k", fmt::format("v{}", i)), 10s);
+    if (!out) return probe;
+    version = out->version;
+  }
+  // Node 3 holds the writes, then goes down.
+  cluster.run_until(
+      [&] {
+        auto st = c.status(3);
+        return st && st->applied >= version;
+      },
+      5s);
+  cluster.crash(3);
+  c.publish({{1, 2, 4}});
+  probe.moved = cluster.run_until([&] { return c.leader_has({1, 2, 4}); }, 10s);
+  // More writes after the removal: the members' logs move past anything node 3 holds.
+  for (int i = 0; i < 3; ++i) std::ignore = c.call(1, lin::KvInput::put("k", fmt::format("w{}", i)), 5s);
+  const std::filesystem::path dir = c.snapshots(3) / "0";
+  const std::filesystem::path marker = c.snapshots(3) / "0.released";
+  probe.held = std::filesystem::exists(dir);
+  cluster.restart(3);
+  const Nanos restarted = cluster.now();
+  c.publish_to(3);  // as the pod's front passes the assignment on once registered
+  probe.released =
+      cluster.run_until([&] { return !std::filesystem::exists(dir) && std::filesystem::exists(marker); }, 10s);
+  probe.after = cluster.now() - restarted;
+  probe.marker = read_text(marker);
+  auto read = c.call(1, lin::KvInput::get("k"), 5s);
+  probe.readable = read && read->status == lin::KvStatus::Ok && read->value == "w2";
+  return probe;
+}
+
+MovedOwnerProbe probe_moved_owner(std::uint64_t seed) {
+  MovedOwnerProbe probe;
+  PlacementCluster c(seed);
+  SimCluster& cluster = c.cluster();
+  c.publish({{1}});
+  auto written = c.call(1, lin::KvInput::put("k", "before the move"), 10s);
+  probe.written = written && written->status == lin::KvStatus::Ok;
+  // Node 1 cut off; the lone replica's place goes to node 4, which restarts right after.
+  cluster.network().isolate(1);
+  c.publish({{4}});
+  cluster.crash(4);
+  cluster.restart(4);
+  c.publish_to(4);
+  // Reads at node 4 (which creates its replica) for a while, well past any deferral: with node 1
+  // cut off, whatever answers there is a second group; and a snapshot on node 4's disk can only
+  // be its own bootstrap (the leader that could send one is cut off).
+  std::optional<lin::KvOutput> cut;
+  const Nanos until = cluster.now() + 3s;
+  while (!cut && cluster.now() < until) {
+    cut = c.call(4, lin::KvInput::get("k"), 200ms, nullptr, false);
+    if (!cut) cluster.advance(100ms);
+  }
+  probe.bootstrapped_elsewhere = cut.has_value() || std::filesystem::exists(c.snapshots(4) / "0");
+  probe.read_while_cut = describe_output(cut);
+  cluster.network().heal_all();
+  auto after = c.call(4, lin::KvInput::get("k"), 20s);
+  probe.read_after = describe_output(after);
+  probe.read_back = after && after->status == lin::KvStatus::Ok && after->value == "before the move";
   return probe;
 }
 

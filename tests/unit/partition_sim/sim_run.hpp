@@ -5,6 +5,15 @@
 // drop, duplicate, delay and reorder); then everything heals, every key is read once more, and the
 // history the clients recorded is checked for linearizability.
 //
+// With `placement`, the partitions are placed as the KV service places them with a shard manager
+// (config `placement = "assignment"`): four nodes, each partition on three, and the run's driver
+// plays the manager, publishing the table (raft.Placement) to every node as the KV front passes it
+// on. Two more faults then apply: a replica moved to the node that lacks one (a pod added and one
+// removed: the leader adds a learner, promotes it and removes the old replica, owner included),
+// and the manager down for a while (no table reaches anyone; a node restarted meanwhile waits for
+// one before its partitions recover). At the end each partition's membership must have reached
+// the table.
+//
 // With `front`, the nodes are KV pods instead: the KV front (actors/kv, shards 0 and 1) in front of
 // the partitions, whose state machines are the service's KvStateMachine, and `kv.peers` between
 // the fronts over the simulated network. Clients then speak protocols/kv to the front of a node
@@ -47,6 +56,8 @@ enum FaultKind : unsigned {
   kCrashLeader = 8U,    ///< the same for the leader of a partition
   kLossyLinks = 16U,    ///< every link drops, duplicates, delays and reorders messages for a while
   kAllFaults = 31U,
+  kMoveReplica = 32U,  ///< placement runs: a partition's replica moved to the node without one
+  kManagerDown = 64U,  ///< placement runs: no placement table published for a while
 };
 
 struct RunOptions {
@@ -57,6 +68,8 @@ struct RunOptions {
   unsigned fault_kinds = kIsolateNode | kIsolateLeader | kCrash | kLossyLinks;
   /// Clients talk to the KV front (see above) instead of the partitions.
   bool front = false;
+  /// Four nodes, the partitions placed by a table the driver publishes (see above); not with `front`.
+  bool placement = false;
   /// Reads with `stale = true` at a random replica instead of linearizable reads at the leader:
   /// a deliberately weaker client, to show the checker catches what it allows.
   bool stale_reads = false;
@@ -70,7 +83,9 @@ struct RunStats {
   std::size_t crashes = 0;
   std::size_t isolations = 0;
   std::size_t lossy_links = 0;
-  std::size_t restores = 0;  ///< state machines restored from a snapshot
+  std::size_t restores = 0;       ///< state machines restored from a snapshot
+  std::size_t moves = 0;          ///< replicas moved (placement runs)
+  std::size_t manager_downs = 0;  ///< periods without a manager (placement runs)
   // The front's answers (front runs only).
   std::size_t timeouts = 0;     ///< Timeout: the outcome unknown
   std::size_t unavailable = 0;  ///< Unavailable: refused, nothing applied
@@ -105,5 +120,31 @@ struct DeadlineProbe {
   std::string error;
 };
 [[nodiscard]] DeadlineProbe probe_front_deadline(std::uint64_t seed);
+
+/// Placement: a replica removed while its node was down. Partition 0 on nodes 1, 2, 3, written
+/// to; node 3 crashes; the table moves its replica to node 4 and the membership follows; node 3
+/// restarts and gets the table. What became of node 3's replica on disk.
+struct StrayReplicaProbe {
+  bool moved = false;                 ///< the leader's voters became 1, 2, 4 while node 3 was down
+  bool held = false;                  ///< node 3 still had its snapshot directory when it restarted
+  bool released = false;              ///< then: its snapshot directory gone, the released marker written
+  std::string marker;                 ///< the marker's text
+  bool readable = false;              ///< the writes read back afterwards (linearizably, from the leader)
+  std::chrono::nanoseconds after{0};  ///< virtual time from the restart to the release
+};
+[[nodiscard]] StrayReplicaProbe probe_stray_replica(std::uint64_t seed);
+
+/// Placement: a partition whose replica moves to a new node (replication factor 1: the owner's
+/// place taken, as the manager moves a lone replica) while the old one cannot be reached, and the
+/// new node restarted (its first table names it the owner). A bootstrap there would be a second
+/// group with none of the data.
+struct MovedOwnerProbe {
+  bool written = false;                 ///< the value written before the move was acknowledged
+  bool bootstrapped_elsewhere = false;  ///< node 4 answered as a leader while node 1 was cut off
+  std::string read_while_cut;           ///< what a read at node 4 got meanwhile ("" : no answer)
+  bool read_back = false;               ///< after the heal, the value reads back
+  std::string read_after;               ///< what the read after the heal got
+};
+[[nodiscard]] MovedOwnerProbe probe_moved_owner(std::uint64_t seed);
 
 }  // namespace psim

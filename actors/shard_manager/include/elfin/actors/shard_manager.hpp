@@ -29,6 +29,8 @@
 // At start the manager loads the stored pods and map, persists them again under a higher epoch
 // (so its commands outrank any a previous instance sent), pings every pod, drops the dead ones,
 // and resends each live pod its shards (AssignShards is idempotent): live assignments do not move.
+// A restarted manager has no connection to pods that dial it: for its first `reconnect_grace`
+// a pod it cannot reach is a suspect, not dead, and the next pings find it once it reconnected.
 //
 // Thread safety: a blueprint is a value; the group has one actor.
 #pragma once

@@ -11,6 +11,8 @@
 //   DeleteIfVersion  Delete only if the version matches        -> Deleted, or VersionMismatch
 //   Scan             keys starting with `prefix`, in key order, at most `limit`; one `shard`, or
 //                    merged across every shard by the front    -> Scanned
+//   Leave            the pod leaves the cluster (with a shard manager): its replicas move to
+//                    the other pods while it keeps serving     -> Left
 //
 // Versions: a key's version is the Raft log index of the entry that last wrote it in its shard.
 // It grows with every write of the key, is the same on every replica, and 0 means "absent".
@@ -114,6 +116,14 @@ struct Scanned {
   friend bool operator==(const Scanned&, const Scanned&) = default;
 };
 
+/// The pod is out of the shard manager's map (as of `epoch`): its replicas are on their way to
+/// the other pods.
+struct Left {
+  std::uint64_t epoch = 0;
+  ELFIN_PART(epoch);
+  friend bool operator==(const Left&, const Left&) = default;
+};
+
 // --- client requests (to the `kv` front) -------------------------------------------------------
 //
 // Writes may carry a request id (`origin`: the client, unique per client incarnation; `sequence`:
@@ -180,6 +190,17 @@ enum class ShardMode : std::uint8_t {
 };
 ELFIN_ENUM(ShardMode, Propose, Read, StaleRead, ELFIN_OTHER(Other));
 
+/// The pod whose front receives it leaves the cluster, gracefully (with a shard manager: [kv]
+/// manager = true; BadRequest otherwise): the front unregisters the pod from the manager, which
+/// gives the pod's replicas to the other pods, and keeps reading the manager's map, so the
+/// partitions' leaders move every replica off by membership changes (a leader on this pod hands
+/// its leadership over first) while the pod still serves. Answered once the manager took the pod
+/// out; stop the pod once it holds no replica (`elfin kv cluster remove` waits for that). Sent
+/// again, it is answered at once.
+struct Leave {
+  ELFIN_REQUEST(kv, Leave, (elfin::Result<Left, KvError>));
+};
+
 /// The state machine's answer to a shard request (a KvResponse's bytes, see kv/command.hpp).
 struct ShardReply {
   std::uint64_t index = 0;  ///< Propose: the entry's index; reads: the replica's applied index
@@ -204,6 +225,7 @@ struct ShardRequest {
 
 }  // namespace elfin::protocols::kv
 
+ELFIN_EXTERN_MESSAGE(elfin::protocols::kv::Leave);
 ELFIN_EXTERN_MESSAGE(elfin::protocols::kv::Put);
 ELFIN_EXTERN_MESSAGE(elfin::protocols::kv::Get);
 ELFIN_EXTERN_MESSAGE(elfin::protocols::kv::Delete);

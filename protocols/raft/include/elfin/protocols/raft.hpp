@@ -65,9 +65,18 @@ enum class MessageType : std::uint8_t {
   ReadIndex,
   ReadIndexResponse,
   Unknown,
+  /// Not Raft's: a member telling node `to`, which is not in the membership it applied up to
+  /// `index`, that it was removed (while it was down, or before it could learn it).
+  NotMember,
+  /// Not Raft's: a new partition's owner asking node `to` whether it may create the partition
+  /// (placement "assignment"), and the answer (`reject`: it holds or held a replica, or creates
+  /// the partition itself).
+  CreateQuery,
+  CreateAnswer,
 };
 ELFIN_ENUM(MessageType, PreVote, PreVoteResponse, Vote, VoteResponse, Append, AppendResponse, Heartbeat,
-           HeartbeatResponse, InstallSnapshot, TimeoutNow, ReadIndex, ReadIndexResponse, ELFIN_OTHER(Unknown));
+           HeartbeatResponse, InstallSnapshot, TimeoutNow, ReadIndex, ReadIndexResponse, NotMember, CreateQuery,
+           CreateAnswer, ELFIN_OTHER(Unknown));
 
 enum class EntryKind : std::uint8_t { Normal, ConfChange, Unknown };
 ELFIN_ENUM(EntryKind, Normal, ConfChange, ELFIN_OTHER(Unknown));
@@ -264,7 +273,10 @@ struct Placement {
   std::uint64_t epoch = 0;
   PartitionId first_partition = 0;
   std::vector<std::vector<NodeId>> replicas;
-  ELFIN_MESSAGE(raft, Placement, epoch, first_partition, replicas);
+  /// Every node in the map, holding replicas or not: a partition's owner creates it only once
+  /// each of them said it holds nothing of it (empty: the nodes `replicas` names).
+  std::vector<NodeId> nodes;
+  ELFIN_MESSAGE(raft, Placement, epoch, first_partition, replicas, ELFIN_DEFAULT(nodes));
 
   /// The replicas of `partition`, the owner first (empty: none, or outside the table).
   [[nodiscard]] std::vector<NodeId> replicas_of(PartitionId partition) const {

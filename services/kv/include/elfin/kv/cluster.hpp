@@ -17,7 +17,11 @@
 // With a replication factor the cluster has a shard manager (DIR/manager.toml, its log
 // DIR/manager.log, pid file DIR/manager.pid, state DIR/manager.state), started before the pods
 // and stopped after them. Starting again with more pods on the same DIR adds pods: the manager
-// gives them their share of the replicas.
+// gives them their share of the replicas. Removing a pod (`elfin kv cluster remove --pod N`) is
+// graceful: the pod leaves (kv.Leave: out of the manager's map), the partitions' leaders move
+// its replicas to the other pods by membership changes while it keeps serving, and once it holds
+// none it is stopped. Start the cluster again with a smaller --count to keep it out (a pod
+// started again registers and gets replicas again).
 //
 // Thread safety: one call at a time per DIR.
 #pragma once
@@ -61,6 +65,20 @@ struct PodProcess {
 [[nodiscard]] Result<std::vector<PodProcess>, std::string> start_cluster(const ClusterOptions& options);
 /// Stops every pod whose pid file is in `options.dir`; the pods stopped.
 [[nodiscard]] Result<std::vector<PodProcess>, std::string> stop_cluster(const ClusterOptions& options);
+struct RemovedPod {
+  std::uint16_t node = 0;
+  int pid = 0;
+  std::uint64_t epoch = 0;  ///< the manager's map the pod left at
+  std::uint32_t shards_checked = 0;
+  std::chrono::milliseconds moved_after{0};  ///< from the Leave until it held no replica
+};
+
+/// Removes pod `pod` of the cluster in `options.dir` gracefully (with a manager): Leave, then
+/// waits until none of the `shards` (the pod's config's) has a replica on it that counts the pod
+/// as a member (asking its partition group, GetPartitionStatus), up to `timeout`; then stops it
+/// (SIGTERM). The error says what did not happen.
+[[nodiscard]] Result<RemovedPod, std::string> remove_pod(const ClusterOptions& options, std::uint16_t pod,
+                                                         std::chrono::milliseconds timeout);
 /// The addresses a started cluster in `dir` wrote to DIR/pods.
 [[nodiscard]] Result<std::vector<std::string>, std::string> cluster_addresses(const std::string& dir);
 

@@ -19,7 +19,9 @@
 //                               # cannot serve (times the attempts so far, at most 8 times);
 //                               # a NotLeader hint is followed at once
 //   max_scan_limit = 10000      # a Scan asking for more is a BadRequest
-//   register_retry = "1s"       # with a manager: wait before registering again after a failure
+//   register_retry = "1s"       # with a manager: wait before registering again after a failure,
+//                               # and between reads of the manager's map (the front registers
+//                               # again when the map no longer lists its pod)
 //
 // A reload applies to requests that arrive afterwards.
 //

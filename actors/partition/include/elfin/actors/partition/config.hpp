@@ -32,10 +32,10 @@
 //
 // Placement "assignment" (elfin/actors/partition/placement.hpp says how): the group takes a
 // `raft.Placement` table (route it to the group; the KV front sends one per assignment). Raft
-// node id = node number, as with `nodes`. A partition with nothing on disk is bootstrapped only
-// by its owner (the first node of its list), with the list as voters (an owner that became owner
-// while the process ran waits three election timeouts first); other replicas start
-// blank and are filled by the leader (a snapshot carries the membership). A node not in the
+// node id = node number, as with `nodes`. A partition is created (bootstrapped) once, by its
+// owner (the first node of its list), with the list as voters, and only after every node of the
+// table (`nodes`) said it holds nothing of it; other replicas start blank and are filled by the
+// leader (a snapshot carries the membership). A node not in the
 // list keeps nothing on disk and answers NotLeader with the owner as hint. The leader moves the
 // membership toward the list: add a learner, promote it once caught up, hand leadership over
 // if it is leaving, remove the leaving replicas.

@@ -8,6 +8,8 @@
 //   handoff_timeout = "10s"                # how long an UnassignShards / AssignShards answer may take
 //   persist_retry_interval = "3s"          # a round whose map could not be persisted retries this often
 //   health_check_interval = "1m"           # every pod is health-checked this often, reported or not
+//   reconnect_grace = "0s"                 # after a start, a pod this node cannot reach is only
+//                                          # suspect this long (pods that dial the manager reconnect)
 //   rebalance_rate = 0.02                  # a pod gains at most ceil(shards x rate) shards per regular round
 //   replication_factor = 1                 # pods holding a replica of each shard (the first is its owner);
 //                                          # 1 is Shardcake's single owner; fewer while there are fewer pods
@@ -51,13 +53,17 @@ struct Config {
   /// A dead pod nobody sends to would otherwise keep its shards until a round involves it
   /// (Shardcake #139). Later Shardcake versions sweep every minute.
   std::chrono::milliseconds health_check_interval{60'000};
+  /// A restarted manager has no connection to pods that dial it (the KV pods do) until they
+  /// reconnect: for this long after its start, a pod it cannot reach is a suspect, not dead.
+  std::chrono::milliseconds reconnect_grace{0};
   double rebalance_rate = 0.02;
   /// Above 1, every shard is kept on this many distinct pods (elfin::assignment::plan_replicas): a
   /// pod that dies or leaves has each of its replicas replaced on another pod.
   std::uint32_t replication_factor = 1;
   StorageConfig storage;
   ELFIN_CONFIG(shard_function, rebalance_interval, rebalance_retry_interval, ping_timeout, handoff_timeout,
-               persist_retry_interval, health_check_interval, rebalance_rate, replication_factor, storage);
+               persist_retry_interval, health_check_interval, reconnect_grace, rebalance_rate, replication_factor,
+               storage);
 };
 
 /// What the types alone do not check (a parsable shard function, positive intervals, a rate in

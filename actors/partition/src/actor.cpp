@@ -831,6 +831,13 @@ class PartitionActor {
 
   void send(std::vector<rf::Message>& messages) {
     for (rf::Message& m : messages) {
+      if (m.periodic && config_.coalesce_heartbeats &&
+          (m.type == rf::MessageType::Heartbeat || m.type == rf::MessageType::HeartbeatResponse)) {
+        // With the node's next ping to that node (liveness.hpp). Local, one per partition and
+        // follower per heartbeat interval: unbounded, like WatchLeader.
+        std::ignore = ctx_.unbounded_send_to(ctx_.group_addr(), OutgoingBeat{m.to, to_beat(partition_, m)});
+        continue;
+      }
       const rf::NodeId to = m.to;
       const bool snapshot = m.type == rf::MessageType::InstallSnapshot;
       // Never waits: a full forwarder drops the message, which Raft sends again.

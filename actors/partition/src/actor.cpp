@@ -25,7 +25,9 @@
 // the Node, and the actor then starts ticking again and deregisters. A LeaderDown from the
 // liveness actor is reported to the Node, which wakes and elects. A leader registers its
 // followers' nodes with the liveness actor and reports their downs and returns to the Node, which
-// then sleeps without a dead follower and wakes when it is back.
+// then sleeps without a dead follower and wakes when it is back. Awake, the timed heartbeats
+// and their answers (libs/raft marks them periodic) go to the liveness actor, which carries them
+// to their node with its next ping (coalesce_heartbeats): one message per node pair and tick.
 //
 // The persister is a stream next to the actor (elfin/stream.hpp): it runs while the actor waits in
 // `recv`, so the actor keeps stepping peer messages, taking proposals and producing Readies while

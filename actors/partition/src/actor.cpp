@@ -25,7 +25,9 @@
 // the Node, and the actor then starts ticking again and deregisters. A LeaderDown from the
 // liveness actor is reported to the Node, which wakes and elects. A leader registers its
 // followers' nodes with the liveness actor and reports their downs and returns to the Node, which
-// then sleeps without a dead follower and wakes when it is back.
+// then sleeps without a dead follower and wakes when it is back. Awake, the timed heartbeats
+// and their answers (libs/raft marks them periodic) go to the liveness actor, which carries them
+// to their node with its next ping (coalesce_heartbeats): one message per node pair and tick.
 //
 // The persister is a stream next to the actor (elfin/stream.hpp): it runs while the actor waits in
 // `recv`, so the actor keeps stepping peer messages, taking proposals and producing Readies while
@@ -917,6 +919,13 @@ class PartitionActor {
 
   void send(std::vector<rf::Message>& messages) {
     for (rf::Message& m : messages) {
+      if (m.periodic && config_.coalesce_heartbeats &&
+          (m.type == rf::MessageType::Heartbeat || m.type == rf::MessageType::HeartbeatResponse)) {
+        // With the node's next ping to that node (liveness.hpp). Local, one per partition and
+        // follower per heartbeat interval: unbounded, like WatchLeader.
+        std::ignore = ctx_.unbounded_send_to(ctx_.group_addr(), OutgoingBeat{m.to, to_beat(partition_, m)});
+        continue;
+      }
       const rf::NodeId to = m.to;
       const bool snapshot = m.type == rf::MessageType::InstallSnapshot;
       // Never waits: a full forwarder drops the message, which Raft sends again.

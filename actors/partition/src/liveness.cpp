@@ -1,6 +1,8 @@
 // The liveness actor (see liveness.hpp).
 #include "liveness.hpp"
 
+#include "wire.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -36,7 +38,10 @@ struct Peer {
 Task<> liveness_exec(PartitionContext ctx) {
   const Config config = ctx.config();
   const std::uint64_t self = ctx.addr().node_no();
-  const auto interval = config.tick * config.heartbeat_ticks;
+  // Coalescing, the actor ticks with the partitions (a beat waits at most one tick) and pings
+  // every heartbeat interval, or sooner with beats to carry; else it ticks once per interval.
+  const auto interval = config.coalesce_heartbeats ? config.tick : config.tick * config.heartbeat_ticks;
+  const std::uint32_t ping_every = config.coalesce_heartbeats ? config.heartbeat_ticks : 1;
   const auto timeout = config.tick * config.election_ticks;
   // A peer whose stamp changes restarted: the partitions it led are gone even if it never fell
   // silent for a whole timeout.
@@ -52,6 +57,8 @@ Task<> liveness_exec(PartitionContext ctx) {
   for (std::uint64_t node : config.nodes) add_peer(node);
   std::map<std::uint64_t, std::uint64_t> watching;              // quiesced partition -> its leader's node
   std::map<std::uint64_t, std::vector<std::uint64_t>> leading;  // leader partition -> its followers' nodes
+  std::map<std::uint64_t, std::vector<pr::Beat>> beats;         // node -> the beats for its next ping
+  std::uint32_t ticks_to_ping = 0;
   const auto tell_leaders = [&](std::uint64_t node, bool down) {
     for (const auto& [partition, followers] : leading) {
       if (std::find(followers.begin(), followers.end(), node) == followers.end()) continue;
@@ -79,14 +86,24 @@ Task<> liveness_exec(PartitionContext ctx) {
         *envelope,
         [&](const LivenessTick&) {
           const auto now = ctx.now();
+          const bool ping_all = ticks_to_ping == 0;
+          ticks_to_ping = ping_all ? ping_every - 1 : ticks_to_ping - 1;
           for (auto& [node, peer] : peers) {
-            pr::RaftMessage ping;
-            ping.partition = kLivenessKey;
-            ping.type = pr::MessageType::Heartbeat;
-            ping.from = self;
-            ping.to = node;
-            ping.index = incarnation;
-            std::ignore = ctx.try_send(std::move(ping));  // not connected: nothing to ping
+            auto held = beats.find(node);
+            if (ping_all || held != beats.end()) {
+              pr::RaftMessage ping;
+              ping.partition = kLivenessKey;
+              ping.type = pr::MessageType::Heartbeat;
+              ping.from = self;
+              ping.to = node;
+              ping.index = incarnation;
+              if (held != beats.end()) {
+                ping.beats = std::move(held->second);
+                beats.erase(held);
+              }
+              // Not connected: nothing to ping (and the beats are lost, as they would be on the way).
+              std::ignore = ctx.try_send(std::move(ping));
+            }
             if (peer.down || now - peer.heard < timeout) continue;
             peer.down = true;
             log::info("partitions: node {} is silent for {} ms: waking the quiesced partitions it leads", node,
@@ -110,6 +127,14 @@ Task<> liveness_exec(PartitionContext ctx) {
             gone(ping.from);
           }
           peer.incarnation = ping.index;
+          for (const pr::Beat& beat : ping.beats) {
+            // One per partition per tick at most: unbounded, like the partitions' own messages here.
+            std::ignore = ctx.unbounded_send_to(ctx.group_addr(), from_beat(beat, ping.from, self));
+          }
+        },
+        [&](const OutgoingBeat& out) {
+          if (add_peer(out.to) == peers.end()) return;
+          beats[out.to].push_back(out.beat);
         },
         [&](const WatchLeader& watch) {
           auto peer = add_peer(watch.leader);

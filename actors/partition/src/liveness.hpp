@@ -13,6 +13,14 @@
 // whose node is down (libs/raft's report_node_down), so a dead node does not keep awake every
 // partition it replicated, and wakes to catch the follower up when its node pings again.
 //
+// The same pings carry the awake partitions' timed heartbeats (coalesce_heartbeats): a leader's
+// periodic Heartbeat and its follower's answer go to this actor (OutgoingBeat) instead of over
+// the network one by one; each tick the actor sends what it holds for a node in one ping there,
+// and the receiving liveness actor hands each beat to its partition. So two nodes exchange one
+// message per tick each way however many partitions they share, not two per partition per
+// heartbeat interval (CockroachDB's coalesced heartbeats). Votes, appends, read rounds and
+// wake-ups never wait for a tick: they go straight to the peer.
+//
 // The pings travel as RaftMessages of the reserved partition kLivenessKey (type Heartbeat), so
 // the route and node selector that carry Raft traffic carry them too; each carries its sender's
 // start stamp (`index`), so a node that restarted within the timeout counts as gone as well (the
@@ -26,6 +34,7 @@
 #include <vector>
 
 #include <elfin/message.hpp>
+#include <elfin/protocols/raft.hpp>
 #include <elfin/task.hpp>
 
 #include "actor.hpp"
@@ -67,6 +76,15 @@ struct LeaderDown {
   std::uint64_t partition = 0;
   std::uint64_t node = 0;
   ELFIN_MESSAGE(partition_actor, LeaderDown, partition, node);
+  ELFIN_NO_DUMPING;
+};
+
+/// From a partition (coalesce_heartbeats): a timed heartbeat, or the answer to one, for node `to`,
+/// to travel with the next ping there.
+struct OutgoingBeat {
+  std::uint64_t to = 0;
+  protocols::raft::Beat beat;
+  ELFIN_MESSAGE(partition_actor, OutgoingBeat, to, beat);
   ELFIN_NO_DUMPING;
 };
 

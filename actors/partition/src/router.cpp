@@ -30,7 +30,9 @@ bool by_partition(const Envelope& e, Out& out) {
 
 Out route(const Envelope& e) {
   if (e.is<ValidateConfig>()) return Out::Unicast(kValidatorKey);
-  if (e.is<WatchLeader>() || e.is<Unwatch>() || e.is<WatchFollowers>()) return Out::Unicast(kLivenessKey);
+  if (e.is<WatchLeader>() || e.is<Unwatch>() || e.is<WatchFollowers>() || e.is<OutgoingBeat>()) {
+    return Out::Unicast(kLivenessKey);
+  }
   if (e.is<pr::Placement>() || e.is<GetPlacement>()) return Out::Unicast(kPlacementKey);
   if (e.is<PlacementChanged>()) return Out::Broadcast();
   Out out = Out::Default();

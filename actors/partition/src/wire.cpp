@@ -36,6 +36,25 @@ std::optional<rf::Entry> from_wire(const pr::Entry& e) {
 
 }  // namespace
 
+pr::Beat to_beat(pr::PartitionId partition, const rf::Message& m) {
+  return pr::Beat{partition, wire_type(m.type), m.term, m.index, m.commit, m.context, m.quiesce};
+}
+
+pr::RaftMessage from_beat(const pr::Beat& beat, pr::NodeId from, pr::NodeId to) {
+  pr::RaftMessage out;
+  out.partition = beat.partition;
+  out.type = beat.type;
+  out.from = from;
+  out.to = to;
+  out.term = beat.term;
+  out.index = beat.index;
+  out.commit = beat.commit;
+  out.context = beat.context;
+  out.quiesce = beat.quiesce;
+  out.periodic = true;
+  return out;
+}
+
 pr::ConfState to_wire(const rf::ConfState& conf) {
   return pr::ConfState{conf.voters, conf.learners, conf.voters_outgoing};
 }
@@ -78,6 +97,7 @@ pr::RaftMessage to_wire(pr::PartitionId partition, const rf::Message& m) {
   if (m.snapshot) out.snapshot = to_wire(*m.snapshot);
   out.context = m.context;
   out.quiesce = m.quiesce;
+  out.periodic = m.periodic;
   return out;
 }
 
@@ -103,6 +123,7 @@ std::optional<rf::Message> from_wire(const pr::RaftMessage& m) {
   if (m.snapshot) out.snapshot = from_wire(*m.snapshot);
   out.context = m.context;
   out.quiesce = m.quiesce;
+  out.periodic = m.periodic;
   return out;
 }
 

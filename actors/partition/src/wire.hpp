@@ -23,6 +23,12 @@ namespace elfin::actors::partition::internal {
 /// nullopt for a message type or entry kind this build does not know (the message is dropped).
 [[nodiscard]] std::optional<elfin::raft::Message> from_wire(const protocols::raft::RaftMessage& m);
 
+/// A timed heartbeat (or its answer) as it travels in a batch, and back (`from`, `to`: the
+/// batch's nodes).
+[[nodiscard]] protocols::raft::Beat to_beat(protocols::raft::PartitionId partition, const elfin::raft::Message& m);
+[[nodiscard]] protocols::raft::RaftMessage from_beat(const protocols::raft::Beat& beat, protocols::raft::NodeId from,
+                                                     protocols::raft::NodeId to);
+
 [[nodiscard]] protocols::raft::ConfState to_wire(const elfin::raft::ConfState& conf);
 [[nodiscard]] elfin::raft::ConfState from_wire(const protocols::raft::ConfState& conf);
 [[nodiscard]] protocols::raft::Snapshot to_wire(const elfin::raft::Snapshot& snapshot);

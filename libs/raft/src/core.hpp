@@ -110,7 +110,7 @@ class Core {
   bool send_snapshot(NodeId to, Progress& pr);
   void fill_window(NodeId to, Progress& pr);
   void bcast_append(bool allow_empty);
-  void bcast_heartbeat(const Bytes& context, bool quiesce = false);
+  void bcast_heartbeat(const Bytes& context, bool quiesce = false, bool periodic = false);
   bool maybe_commit();
   void on_leader_commit(Index previous);
   [[nodiscard]] Progress* progress(NodeId id);

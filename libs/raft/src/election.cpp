@@ -48,7 +48,7 @@ void Core::tick_leader() {
   if (heartbeat_elapsed_ >= config_.heartbeat_tick) {
     heartbeat_elapsed_ = 0;
     // Idle and caught up everywhere: the heartbeat asks the followers to quiesce.
-    bcast_heartbeat(read_only_.last_context(), can_quiesce());
+    bcast_heartbeat(read_only_.last_context(), can_quiesce(), true);
     maybe_quiesce();  // a lone voter quiesces at once
   }
 }

@@ -58,6 +58,7 @@ void Core::handle_heartbeat(const Message& m) {
   response.term = term_;
   response.index = m.index;
   response.context = m.context;
+  response.periodic = m.periodic;
   if (m.quiesce) {
     response.quiesce = accept_quiesce(m);
     response.commit = commit_;
@@ -170,7 +171,7 @@ void Core::bcast_append(bool allow_empty) {
   }
 }
 
-void Core::bcast_heartbeat(const Bytes& context, bool quiesce) {
+void Core::bcast_heartbeat(const Bytes& context, bool quiesce, bool periodic) {
   for (auto& [id, pr] : progress_) {
     Message m;
     m.type = MessageType::Heartbeat;
@@ -181,6 +182,7 @@ void Core::bcast_heartbeat(const Bytes& context, bool quiesce) {
     m.index = ticks_;  // echoed: the lease counts from when a quorum-acknowledged round was sent
     m.context = context;
     m.quiesce = quiesce;
+    m.periodic = periodic;
     send(std::move(m));
   }
 }

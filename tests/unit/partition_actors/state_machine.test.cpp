@@ -124,6 +124,9 @@ TEST_CASE("partition actors: a Raft message keeps every field through msgpack an
   m.snapshot = snapshot_at(5, "five");
   m.context = {9, 9};
   m.quiesce = true;
+  m.periodic = true;
+  m.beats = {pr::Beat{7, pr::MessageType::Heartbeat, 4, 120, 10, {}, true},
+             pr::Beat{8, pr::MessageType::HeartbeatResponse, 2, 119, 0, {5}, false}};
   msgpack::sbuffer buffer;
   msgpack::pack(buffer, m);
   auto decoded = msgpack::unpack(buffer.data(), buffer.size()).get().as<pr::RaftMessage>();
@@ -134,6 +137,8 @@ TEST_CASE("partition actors: a Raft message keeps every field through msgpack an
   CHECK(decoded.context == m.context);
   CHECK(decoded.commit == 10);
   CHECK(decoded.quiesce);
+  CHECK(decoded.periodic);
+  CHECK(decoded.beats == m.beats);
 
   // A newer peer's message type decodes to Unknown (and is dropped by the actor), not an error.
   msgpack::sbuffer newer;
@@ -156,4 +161,5 @@ TEST_CASE("partition actors: a Raft message keeps every field through msgpack an
   auto unknown = msgpack::unpack(newer.data(), newer.size()).get().as<pr::RaftMessage>();
   CHECK(unknown.type == pr::MessageType::Unknown);
   CHECK_FALSE(unknown.quiesce);  // a peer without quiescence never asks for it
+  CHECK(unknown.beats.empty());  // nor one without coalesced heartbeats sends any
 }

@@ -2,7 +2,8 @@
 // cluster (virtual time, tick 10 ms, election timeout 10 ticks = 100 ms) quiesce, and then take
 // no tick and send nothing but the per-node liveness pings; a write to a quiesced partition
 // commits as fast as to an awake one; killing the node that leads quiesced partitions gets each
-// a new leader within a stated bound; a cut-off follower catches up once healed.
+// a new leader within a stated bound; a cut-off follower catches up once healed. Awake partitions'
+// heartbeats travel together per node pair (coalesce_heartbeats): one message per link per tick.
 // ELFIN_PARTITION_SIM_STATS=1 prints the election times after the kill.
 #include <catch2/catch.hpp>
 
@@ -55,13 +56,13 @@ constexpr int kElectionTicks = 10;
 constexpr int kQuiesceAfter = 5;
 
 elfin::testing::SimClusterOptions options(const elfin::test::TempDir& root, std::uint64_t seed, int quiesce_after,
-                                          Nanos max_delay) {
+                                          Nanos max_delay, bool coalesce) {
   elfin::testing::SimClusterOptions o;
   o.nodes = kNodes;
   o.seed = seed;
   o.faults.max_delay = max_delay;
   o.disk_root = root.path();
-  o.config = [quiesce_after](const SimNode& node) {
+  o.config = [quiesce_after, coalesce](const SimNode& node) {
     return fmt::format(R"(
 [wal]
 dir = "{0}"
@@ -74,10 +75,11 @@ tick = "10ms"
 election_ticks = {1}
 heartbeat_ticks = 1
 quiesce_after_ticks = {2}
+coalesce_heartbeats = {3}
 snapshot_dir = "{0}-snapshots"
 proposal_timeout = "1s"
 )",
-                       node.disk().dir(), kElectionTicks, quiesce_after);
+                       node.disk().dir(), kElectionTicks, quiesce_after, coalesce);
   };
   return o;
 }
@@ -92,8 +94,8 @@ elfin::Topology topology(SimNode& node) {
 class Cluster {
  public:
   /// `max_delay`: links delay each message 1 ms up to this (drawn from the seed).
-  explicit Cluster(std::uint64_t seed, int quiesce_after = kQuiesceAfter, Nanos max_delay = 1ms)
-      : sim_(options(root_, seed, quiesce_after, max_delay), topology) {}
+  explicit Cluster(std::uint64_t seed, int quiesce_after = kQuiesceAfter, Nanos max_delay = 1ms, bool coalesce = true)
+      : sim_(options(root_, seed, quiesce_after, max_delay, coalesce), topology) {}
 
   SimCluster& sim() { return sim_; }
 
@@ -195,8 +197,10 @@ TEST_CASE("an idle cluster of many partitions quiesces, then takes no tick and s
   CHECK(cluster.all_quiesced());
 }
 
-TEST_CASE("without quiescence the same idle cluster ticks and heartbeats all the time", "[partition_sim]") {
-  Cluster cluster(11, 0);
+TEST_CASE(
+    "without quiescence or coalescing the same idle cluster ticks and sends a heartbeat per partition all the time",
+    "[partition_sim]") {
+  Cluster cluster(11, 0, 1ms, false);
   REQUIRE(cluster.elect_all());
   cluster.sim().advance(500ms);
   const std::uint64_t ticks = cluster.ticks();
@@ -205,6 +209,37 @@ TEST_CASE("without quiescence the same idle cluster ticks and heartbeats all the
   CHECK(cluster.ticks() - ticks >= kNodes * kPartitions * 190);
   CHECK(cluster.sim().network().stats().sent - sent >= kPartitions * 4 * 190);
   CHECK_FALSE(cluster.all_quiesced());
+}
+
+TEST_CASE(
+    "awake partitions' heartbeats are coalesced: one message per node pair and tick each way, and every "
+    "partition keeps its leader",
+    "[partition_sim]") {
+  Cluster cluster(13, 0);  // no quiescence: every partition stays awake and heartbeats every tick
+  INFO(cluster.sim().describe());
+  REQUIRE(cluster.elect_all());
+  cluster.sim().advance(500ms);
+  std::vector<std::pair<std::uint16_t, std::uint64_t>> before;  // leader and term per partition
+  for (std::uint64_t p = 0; p < kPartitions; ++p) {
+    const std::uint16_t leader = cluster.leader(p);
+    REQUIRE(leader != 0);
+    before.emplace_back(leader, cluster.status(leader, p)->term);
+  }
+  const std::uint64_t ticks = cluster.ticks();
+  const std::uint64_t sent = cluster.sim().network().stats().sent;
+  cluster.sim().advance(2s);  // 200 ticks, 20 election timeouts
+  const std::uint64_t awake_sent = cluster.sim().network().stats().sent - sent;
+  INFO("messages over the network in 2 s with " << kPartitions << " awake partitions: " << awake_sent);
+  CHECK(cluster.ticks() - ticks >= kNodes * kPartitions * 190);
+  // Uncoalesced, the leaders would send a heartbeat per follower per tick, and get its answer.
+  CHECK(awake_sent <= max_pings(2s));
+  CHECK(awake_sent * 10 < kPartitions * 4 * 190);
+  for (std::uint64_t p = 0; p < kPartitions; ++p) {
+    auto s = cluster.status(before[p].first, p);
+    REQUIRE(s);
+    CHECK(s->role == pr::Role::Leader);
+    CHECK(s->term == before[p].second);
+  }
 }
 
 TEST_CASE("a write to a quiesced partition commits as fast as to an awake one, and the partition sleeps again",

@@ -18,6 +18,10 @@
 //                            leader's last index, which the follower is known to hold).
 //   HeartbeatResponse        context and index echoed; quiesce: the follower quiesced, its log
 //                            ending at commit.
+//   periodic                 (Heartbeat, HeartbeatResponse) a leader's timed heartbeat or the answer
+//                            to one, not a read round's or a wake-up's: nothing waits for it but
+//                            the election and quorum timers, so a transport may delay it a little
+//                            to carry the heartbeats of many groups between two nodes together.
 //   InstallSnapshot          snapshot.
 //   TimeoutNow               the receiver campaigns at once (leadership transfer).
 //   ReadIndex                a follower forwards a read; context: the app's context.
@@ -68,6 +72,7 @@ struct Message {
   std::optional<Snapshot> snapshot;
   Bytes context;
   bool quiesce = false;
+  bool periodic = false;
 };
 
 /// The context a Vote carries when a leadership transfer asked for the election.

@@ -110,9 +110,26 @@ struct Snapshot {
   friend bool operator==(const Snapshot&, const Snapshot&) = default;
 };
 
+/// A timed heartbeat of one partition's leader, or a follower's answer to one, travelling in a
+/// batch between two nodes (RaftMessage::beats): the fields of the RaftMessage it stands for.
+struct Beat {
+  PartitionId partition = 0;
+  MessageType type = MessageType::Unknown;  ///< Heartbeat or HeartbeatResponse
+  Term term = 0;
+  Index index = 0;
+  Index commit = 0;
+  Bytes context;
+  bool quiesce = false;
+  ELFIN_PART(partition, type, term, index, ELFIN_DEFAULT(commit), ELFIN_DEFAULT(context), ELFIN_DEFAULT(quiesce));
+  friend bool operator==(const Beat&, const Beat&) = default;
+};
+
 /// One Raft message from replica `from` to replica `to` of `partition`. The partition actors send
 /// it through a remote group whose node selector picks node `to`; the receiving node routes it
-/// to its own actor for the partition (created if needed).
+/// to its own actor for the partition (created if needed). The node's liveness ping (a Heartbeat of
+/// a reserved partition, see the partition actors) carries the timed heartbeats of every partition
+/// between the two nodes in `beats`; the receiver hands each to its partition as a RaftMessage of
+/// its own with `periodic` set.
 struct RaftMessage {
   PartitionId partition = 0;
   MessageType type = MessageType::Unknown;
@@ -128,9 +145,11 @@ struct RaftMessage {
   std::optional<Snapshot> snapshot;  ///< InstallSnapshot
   Bytes context;                     ///< ReadIndex and heartbeat read context
   bool quiesce = false;              ///< Heartbeat: quiesce; HeartbeatResponse: quiesced
+  bool periodic = false;             ///< Heartbeat(Response): a timed one (may travel in `beats`)
+  std::vector<Beat> beats;           ///< the liveness ping: other partitions' timed heartbeats
   ELFIN_MESSAGE(raft, RaftMessage, partition, type, from, to, term, log_term, index, ELFIN_DEFAULT(entries),
                 ELFIN_DEFAULT(commit), ELFIN_DEFAULT(reject), ELFIN_DEFAULT(reject_hint), snapshot,
-                ELFIN_DEFAULT(context), ELFIN_DEFAULT(quiesce));
+                ELFIN_DEFAULT(context), ELFIN_DEFAULT(quiesce), ELFIN_DEFAULT(periodic), ELFIN_DEFAULT(beats));
 };
 
 // --- errors ----------------------------------------------------------------------------------

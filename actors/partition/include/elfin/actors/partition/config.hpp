@@ -12,6 +12,9 @@
 //   tick = "100ms"               # one Raft tick
 //   election_ticks = 10          # a follower campaigns after [e, 2e) ticks without a leader
 //   heartbeat_ticks = 1          # a leader heartbeats every this many ticks
+//   coalesce_heartbeats = true   # the timed heartbeats (and answers) of all partitions between
+//                                # two nodes travel together, one message per tick each way,
+//                                # with the node's liveness ping; false: one message each
 //   quiesce_after_ticks = 10     # an idle partition sleeps after this many ticks without a
 //                                # proposal or read, once every replica holds its whole log: no
 //                                # ticks, no heartbeats until a request or a Raft message wakes it
@@ -60,6 +63,7 @@ struct Config {
   std::chrono::milliseconds tick{100};
   std::uint32_t election_ticks = 10;
   std::uint32_t heartbeat_ticks = 1;
+  bool coalesce_heartbeats = true;
   std::uint32_t quiesce_after_ticks = 10;
   std::string snapshot_dir;
   std::uint64_t snapshot_every = 10000;
@@ -73,7 +77,7 @@ struct Config {
   [[nodiscard]] bool from_assignment() const { return placement == "assignment"; }
   ELFIN_CONFIG(placement, nodes, reconcile_ticks, tick, election_ticks, heartbeat_ticks, snapshot_dir, snapshot_every,
                proposal_timeout, pre_vote, check_quorum, max_inflight, max_append_bytes, recovery_read_bytes,
-               quiesce_after_ticks);
+               quiesce_after_ticks, coalesce_heartbeats);
 };
 
 /// What is wrong with `config`, one line per problem naming the key (and, when `section` knows

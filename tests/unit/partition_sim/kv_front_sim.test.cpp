@@ -44,16 +44,7 @@ void scenario(const char* name, unsigned fault_kinds, std::uint64_t first_seed) 
     // The front answers every request by its deadline (2 s; the client waits 3 s).
     CHECK(r.stats.late == 0);
     checked += r.history.size();
-    total.acknowledged_writes += r.stats.acknowledged_writes;
-    total.unknown += r.stats.unknown;
-    total.reads += r.stats.reads;
-    total.timeouts += r.stats.timeouts;
-    total.unavailable += r.stats.unavailable;
-    total.mismatches += r.stats.mismatches;
-    total.crashes += r.stats.crashes;
-    total.isolations += r.stats.isolations;
-    total.lossy_links += r.stats.lossy_links;
-    total.virtual_time += r.stats.virtual_time;
+    total += r.stats;
   }
   if (std::getenv("ELFIN_KV_SIM_STATS") != nullptr) {  // NOLINT(concurrency-mt-unsafe)
     std::printf(

@@ -35,15 +35,7 @@ TEST_CASE("seeded runs under partitions, crashes and lossy links stay linearizab
     CHECK(r.stats.acknowledged_writes > 20);
     CHECK(r.stats.crashes + r.stats.isolations + r.stats.lossy_links > 0);
     operations += r.history.size();
-    total.acknowledged_writes += r.stats.acknowledged_writes;
-    total.unknown += r.stats.unknown;
-    total.reads += r.stats.reads;
-    total.not_leader += r.stats.not_leader;
-    total.crashes += r.stats.crashes;
-    total.isolations += r.stats.isolations;
-    total.lossy_links += r.stats.lossy_links;
-    total.restores += r.stats.restores;
-    total.virtual_time += r.stats.virtual_time;
+    total += r.stats;
   }
   if (std::getenv("ELFIN_PARTITION_SIM_STATS") != nullptr) {  // NOLINT(concurrency-mt-unsafe)
     std::printf(

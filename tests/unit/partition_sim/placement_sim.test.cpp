@@ -49,16 +49,7 @@ void placement_scenario(const char* name, unsigned fault_kinds, std::uint64_t fi
     if ((fault_kinds & psim::kMoveReplica) != 0) CHECK(r.stats.moves > 0);
     if ((fault_kinds & psim::kManagerDown) != 0) CHECK(r.stats.manager_downs > 0);
     checked += r.history.size();
-    total.acknowledged_writes += r.stats.acknowledged_writes;
-    total.unknown += r.stats.unknown;
-    total.reads += r.stats.reads;
-    total.not_leader += r.stats.not_leader;
-    total.crashes += r.stats.crashes;
-    total.isolations += r.stats.isolations;
-    total.moves += r.stats.moves;
-    total.manager_downs += r.stats.manager_downs;
-    total.restores += r.stats.restores;
-    total.virtual_time += r.stats.virtual_time;
+    total += r.stats;
   }
   if (std::getenv("ELFIN_PLACEMENT_SIM_STATS") != nullptr) {  // NOLINT(concurrency-mt-unsafe)
     std::printf(

@@ -92,6 +92,26 @@ struct RunStats {
   std::size_t mismatches = 0;   ///< VersionMismatch answers to cas / delete_if_version
   std::size_t late = 0;         ///< no answer from the front within its deadline plus a margin
   std::chrono::nanoseconds virtual_time{0};
+
+  /// Sums another run's figures into these (the scenarios' totals over their seeds).
+  RunStats& operator+=(const RunStats& other) {
+    acknowledged_writes += other.acknowledged_writes;
+    unknown += other.unknown;
+    reads += other.reads;
+    not_leader += other.not_leader;
+    crashes += other.crashes;
+    isolations += other.isolations;
+    lossy_links += other.lossy_links;
+    restores += other.restores;
+    moves += other.moves;
+    manager_downs += other.manager_downs;
+    timeouts += other.timeouts;
+    unavailable += other.unavailable;
+    mismatches += other.mismatches;
+    late += other.late;
+    virtual_time += other.virtual_time;
+    return *this;
+  }
 };
 
 struct RunResult {

@@ -283,6 +283,8 @@ class Manager {
   }
 
   void on_report(const ps::ReportUnhealthyPod& report) {
+    // Counted as received: what shows that senders rate-limit their reports.
+    metrics::increment_counter("elfin_shard_manager_unhealthy_reports_total");
     const PodId id = to_id(report.pod);
     if (!find_pod(id)) return;
     log::info("shard manager: {} reported {} unhealthy", report.reporter, report.pod);

@@ -512,3 +512,78 @@ TEST_CASE("shard manager: with Redis storage, a restarted manager reloads the ma
   CHECK((*stored)->assignments == after);
   check_invariants(cluster);
 }
+
+TEST_CASE("shard manager: while a pod is unreachable regular rounds move nothing, orphans are still placed",
+          "[shard_manager]") {
+  Cluster cluster(kSmall);
+  two_balanced_pods(cluster, 6);
+  // Pod 2 stops answering; the health authority still sees it alive: a suspect, not dead.
+  cluster.world().set_behaviour(2, {.answer_pings = false, .answer_commands = false});
+  cluster.health().set(cluster.pod(2), elfin::actors::shard_manager::Health::Alive);
+  cluster.report(cluster.pod(2));
+  cluster.advance(3s);  // ping_timeout
+
+  // A newcomer: a balancing round would move 16 of pod 1's shards to it (pod 2's moves are
+  // dropped with its failed ping). While pod 2 is suspect no regular round balances.
+  REQUIRE(cluster.join(3));
+  cluster.settle();
+  const double moves = cluster.metric("elfin_shard_manager_shard_moves_total");
+  for (int round = 0; round < 3; ++round) cluster.advance(20s);
+  CHECK(cluster.owned(cluster.pod(1)) == 32);
+  CHECK(cluster.owned(cluster.pod(2)) == 32);
+  CHECK(cluster.owned(cluster.pod(3)) == 0);
+  CHECK(cluster.metric("elfin_shard_manager_shard_moves_total") == moves);
+
+  // Orphans never wait: pod 1 leaves, and its shards go at once to the least loaded pod, 3.
+  REQUIRE(cluster.leave(1));
+  cluster.settle();
+  const auto map = cluster.assignments();
+  CHECK(std::count(map.owners.begin(), map.owners.end(), -1) == 0);
+  CHECK(map.shards_of(cluster.pod(3)).size() == 32);
+  CHECK(map.shards_of(cluster.pod(2)).size() == 32);
+  CHECK(cluster.world().held_by(cluster.pod(3)).size() == 32);
+
+  // Once the suspect answers a ping again, balancing resumes: the tick pings it, the next one balances.
+  cluster.world().set_behaviour(2, {});
+  REQUIRE(cluster.join(4));
+  cluster.settle();
+  cluster.advance(20s);
+  cluster.advance(20s);
+  CHECK(cluster.owned(cluster.pod(4)) > 0);
+  check_invariants(cluster);
+}
+
+TEST_CASE("shard manager: a killed pod a sender reports loses its shards within ping_timeout plus one round",
+          "[shard_manager]") {
+  // The bound of the sharding study: ping_timeout (the health check the report starts) + the
+  // health authority's own delay (none here: it is asked when the ping ends) + one rebalance
+  // round (its pings, its unassigns and its assigns, each bounded by its timeout).
+  Cluster cluster(std::string(kSmall) + "\nping_timeout = \"2s\"\nhandoff_timeout = \"4s\"");
+  two_balanced_pods(cluster);
+  constexpr auto ping_timeout = 2s;
+  constexpr auto handoff_timeout = 4s;
+  constexpr auto bound = ping_timeout + (ping_timeout + 2 * handoff_timeout);
+
+  SECTION("the process is gone: its address reaches no one") { cluster.kill(2); }
+  SECTION("the host hangs: pings go unanswered and the health authority says dead") {
+    cluster.world().set_behaviour(2, {.answer_pings = false, .answer_commands = false});
+    cluster.world().on_death(cluster.pod(2));
+    cluster.health().set(cluster.pod(2), elfin::actors::shard_manager::Health::Dead);
+  }
+  cluster.settle();
+  cluster.report(cluster.pod(2));  // a sender found it unreachable
+  auto elapsed = 0ms;
+  constexpr auto step = 100ms;
+  while (cluster.owned(cluster.pod(1)) != 64 && elapsed <= 2 * bound) {
+    cluster.advance(step);
+    elapsed += step;
+  }
+  INFO("recovered after " << elapsed.count() << " ms of virtual time; bound "
+                          << std::chrono::milliseconds(bound).count() << " ms");
+  CHECK(elapsed <= bound);
+  const auto map = cluster.assignments();
+  CHECK(map.pods.size() == 1);
+  CHECK(map.shards_of(cluster.pod(1)).size() == 64);
+  CHECK(cluster.world().held_by(cluster.pod(1)).size() == 64);
+  check_invariants(cluster);
+}

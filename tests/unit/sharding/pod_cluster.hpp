@@ -93,10 +93,17 @@ class PodCluster {
   /// `pods` pods named pod1..podN; regular rounds every `rebalance_interval`.
   /// `carts`: each pod runs a cart entity group `carts<N>` instead of a FakeHost.
   /// `singletons`: each pod runs the singleton group `scheduler<N>` (named "scheduler").
+  /// `cut_off`: pods whose requests reach no manager from the start (until `bring_manager_back`).
+  /// `manager_extra`: more keys for the manager's section.
   explicit PodCluster(std::size_t pods, std::string rebalance_interval = "50ms", bool with_manager = true,
-                      bool carts = false, std::string pod_extra = "", bool singletons = false)
-      : carts_(carts), singletons_(singletons), pod_extra_(std::move(pod_extra)) {
+                      bool carts = false, std::string pod_extra = "", bool singletons = false,
+                      const std::set<std::size_t>& cut_off = {}, std::string manager_extra = "")
+      : carts_(carts),
+        singletons_(singletons),
+        pod_extra_(std::move(pod_extra)),
+        manager_extra_(std::move(manager_extra)) {
     for (std::size_t i = 1; i <= pods; ++i) {
+      cut_off_.push_back(std::make_shared<std::atomic<bool>>(cut_off.contains(i)));
       auto cache = std::make_shared<actors::sharding::AssignmentCache>();
       caches_.push_back(cache);
       hosts_.push_back(std::make_shared<FakeHost>(cache));
@@ -141,6 +148,11 @@ class PodCluster {
 
   /// From now on the pods' requests to the manager reach no one (it is down as far as they see).
   void take_manager_down() { manager_down_->store(true); }
+  /// Every pod's requests reach the manager again (also those cut off from the start).
+  void bring_manager_back() {
+    for (auto& cut : cut_off_) cut->store(false);
+    manager_down_->store(false);
+  }
 
   protocols::sharding::Assignments assignments() { return proxy_->request(protocols::sharding::GetAssignments{}); }
   std::size_t owned_in_map(std::size_t pod) { return assignments().shards_of(ref(pod)).size(); }
@@ -175,15 +187,17 @@ rebalance_interval = "{}"
 rebalance_retry_interval = "50ms"
 ping_timeout = "1s"
 rebalance_rate = 1.0
+{}
 )",
-                                     kShards, rebalance_interval);
+                                     kShards, rebalance_interval, manager_extra_);
     for (std::size_t i = 1; i <= caches_.size(); ++i) {
       const std::string name = fmt::format("pod{}", i);
       auto pod = topology.local(name);
       pod.mount(actors::sharding::pod({caches_[i - 1], ref(i).incarnation}));
       // The manager "goes down" for the pods when the test says so: their requests reach no one.
-      pod.route_to(manager,
-                   [down = manager_down_](const Envelope& e) { return e.protocol() == "sharding" && !down->load(); });
+      pod.route_to(manager, [down = manager_down_, cut = cut_off_[i - 1]](const Envelope& e) {
+        return e.protocol() == "sharding" && !down->load() && !cut->load();
+      });
       if (carts_) {
         actors::sharding::EntityOptions options;
         options.cache = caches_[i - 1];
@@ -237,9 +251,11 @@ entity_termination_timeout = "5s"
   }
 
   std::shared_ptr<std::atomic<bool>> manager_down_ = std::make_shared<std::atomic<bool>>(false);
+  std::vector<std::shared_ptr<std::atomic<bool>>> cut_off_;  ///< per pod: its requests reach no manager
   bool carts_ = false;
   bool singletons_ = false;
   std::string pod_extra_;
+  std::string manager_extra_;
   std::shared_ptr<CartWorld> world_ = std::make_shared<CartWorld>();
   std::vector<std::shared_ptr<actors::sharding::EntityRegistry>> registries_;
   std::vector<std::shared_ptr<actors::sharding::EntityRegistry>> singleton_registries_;

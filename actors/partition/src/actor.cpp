@@ -45,11 +45,14 @@
 // segments can retire), and ends; a later re-add starts blank. The WAL forgets indexes at or below
 // a checkpoint, so the replica leaves a marker `<snapshot_dir>/<partition>.released` with that
 // index, and a re-added replica refuses snapshots below it (the leader snapshots when it adds a
-// learner, so the one it sends is recent). A replica removed while its node was down never hears
-// of it from the leader; restarted, it campaigns, and a member whose applied membership lacks it
-// answers NotMember with the index that membership was applied up to: a replica whose log ends
-// below that index, and which the placement table does not place here, releases itself the same
-// way (a re-add would have come after that index).
+// learner, so the one it sends is recent). Until it holds such a snapshot it grants no votes: its
+// log is gone, so every candidate would look up to date to it, also one restarted from a snapshot
+// older than what this replica released whose membership still counts this node as a voter.
+// A replica removed while its node was down never hears of it from the leader; restarted, it
+// campaigns, and a member whose applied membership lacks it answers NotMember with the index that
+// membership was applied up to: a replica whose log ends below that index, and which the placement
+// table does not place here, releases itself the same way (a re-add would have come after that
+// index).
 #include "actor.hpp"
 
 #include <fcntl.h>
@@ -608,8 +611,18 @@ class PartitionActor {
                 m->snapshot->meta.index, released_up_to_);
       return;
     }
+    const bool vote_request = m->type == rf::MessageType::PreVote || m->type == rf::MessageType::Vote;
+    if (vote_request && released_blank()) {
+      // Its log is gone, so any candidate's log looks up to date to it: one that missed what was
+      // committed before the release (a replica restarted from an old snapshot, with a membership
+      // that still counts this node) would win with such votes and serve reads from that old state.
+      // No membership counts this replica as a voter before it holds a snapshot past the release.
+      log::debug("partition {}: ignored a vote request from node {}: released up to {}, nothing held since", partition_,
+                 m->from, released_up_to_);
+      return;
+    }
     // A replica removed while it was down campaigns when it restarts: the only sign of it.
-    if (m->type == rf::MessageType::PreVote || m->type == rf::MessageType::Vote) tell_not_member(m->from);
+    if (vote_request) tell_not_member(m->from);
     if (removed_peer_ && m->from == removed_peer_->node) {
       // The node removed last acknowledged the append carrying its removal: tell it.
       if (m->type == rf::MessageType::AppendResponse && !m->reject && m->term == removed_peer_->term) {
@@ -1109,6 +1122,10 @@ class PartitionActor {
         partition_, told.from, told.index, node_->last_index());
     removed_ = true;
   }
+
+  /// Released at a removal and holding no snapshot at or past the released index since: a re-add
+  /// installs one (it refuses older ones) before the leader makes this replica a voter again.
+  [[nodiscard]] bool released_blank() const { return released_up_to_ != 0 && applied_ < released_up_to_; }
 
   [[nodiscard]] std::filesystem::path released_marker() const {
     return std::filesystem::path(config_.snapshot_dir) / fmt::format("{}.released", partition_);

@@ -348,3 +348,45 @@ TEST_CASE(
   REQUIRE(put_at(cluster, 0, at, "after-restart", "yes"));
   CHECK(eventually([&] { return stale_at_1("after-restart") == "yes"; }, 15s));
 }
+
+TEST_CASE("kv placement: a released replica grants no vote until a snapshot past its release makes it a replica again",
+          "[partition_actors]") {
+  Cluster cluster(placed());
+  place(cluster, 1, {{0, {1, 2, 3}}});
+  std::uint16_t at = 1;
+  for (int i = 0; i < 60; ++i) REQUIRE(put_at(cluster, 0, at, fmt::format("k{}", i % 10), fmt::format("v{}", i)));
+  place(cluster, 2, {{0, {2, 3, 4}}});
+  REQUIRE(membership_is(cluster, 0, {2, 3, 4}));
+  const std::string marker = cluster.snapshot_dir(1) + "/0.released";
+  REQUIRE(eventually([&] { return !has_files(cluster, 1, 0) && std::filesystem::exists(marker); }));
+  std::optional<pr::PartitionStatus> blank;
+  REQUIRE(eventually([&] { return (blank = cluster.status(1, 0)).has_value() && blank->last_index == 0; }));
+  REQUIRE(blank->applied == 0);
+
+  // A candidate whose log ends at index 2 (a replica restarted from the bootstrap's early state):
+  // to the blank replica any log looks up to date, so granting would hand it a vote it must not
+  // get. Node 7 is no node of the cluster: the answer, if any, goes nowhere.
+  pr::RaftMessage vote;
+  vote.partition = 0;
+  vote.type = pr::MessageType::Vote;
+  vote.from = 7;
+  vote.to = 1;
+  vote.term = blank->term + 10;
+  vote.log_term = 1;
+  vote.index = 2;
+  cluster.node(1).send_to(cluster.node(1).system().group_addr("partitions"), vote);
+  // Taken after the vote request (same sender, same actor): a step would have raised the term.
+  const auto after = cluster.status(1, 0);
+  REQUIRE(after);
+  CHECK(after->term == blank->term);
+  CHECK(after->last_index == 0);
+
+  // Re-added, it installs a snapshot past what it released and votes again as a member.
+  place(cluster, 3, {{0, {2, 3, 4, 1}}});
+  REQUIRE(membership_is(cluster, 0, {1, 2, 3, 4}));
+  at = 2;
+  REQUIRE(put_at(cluster, 0, at, "after", "re-add"));
+  const auto member = cluster.status(1, 0);
+  REQUIRE(member);
+  CHECK(member->applied >= 60);
+}

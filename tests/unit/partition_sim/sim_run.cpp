@@ -186,8 +186,16 @@ class Driver {
   void run() {
     if (options_.placement) publish();
     // The faulty phase: every client keeps one operation in flight until enough were started.
+    Nanos instant{-1};
+    std::size_t rounds_at_instant = 0;
     while (started_ < options_.operations || in_flight() > 0) {
       if (cluster_.now() > 120s) throw std::runtime_error("the run does not finish (livelock?)");
+      // Requests refused at once take no virtual time: clients retrying without a pause would
+      // go on at one instant, the history growing with every attempt.
+      rounds_at_instant = cluster_.now() == instant ? rounds_at_instant + 1 : 0;
+      instant = cluster_.now();
+      if (rounds_at_instant > 10'000)
+        throw std::runtime_error("the run does not advance (clients retrying at one instant)");
       for (Client& c : clients_) {
         if (!c.op && started_ < options_.operations && cluster_.now() >= c.not_before) start(c);
       }
@@ -224,6 +232,9 @@ class Driver {
     std::map<std::string, std::uint64_t> seen;  // the last version this client saw per key
     std::uint64_t seq = 0;
     Nanos not_before{0};  // after a refusal, the client waits a little before it tries again
+    // The nodes that refused it at one instant (a bit per node), per partition, and that instant.
+    std::uint32_t refused_by[kPartitions] = {};
+    Nanos refused_at[kPartitions] = {Nanos(-1), Nanos(-1)};
   };
 
   std::uint16_t pick_node() { return static_cast<std::uint16_t>(1 + cluster_.random().below(nodes_)); }
@@ -372,8 +383,18 @@ class Driver {
 
   /// Where to go next after an error: the hint if it names a node, else another node after a
   /// pause (an election may be under way). A refused operation does not count as started.
+  /// A hint back to a node that refused this client at this very instant counts as none: a
+  /// request injected into a node is answered without any virtual time passing, and two replicas
+  /// can name each other for a moment (one still believes in a leader that went down, the other
+  /// knows none and names the owner), which a client would otherwise follow forever.
   void retarget(Client& c, std::uint64_t partition, std::uint64_t hint) {
-    if (hint >= 1 && hint <= nodes_) {
+    if (c.refused_at[partition] != cluster_.now()) {
+      c.refused_at[partition] = cluster_.now();
+      c.refused_by[partition] = 0;
+    }
+    c.refused_by[partition] |= 1U << c.target[partition];
+    const bool circle = hint < 32 && (c.refused_by[partition] & (1U << hint)) != 0;
+    if (hint >= 1 && hint <= nodes_ && !circle) {
       c.target[partition] = static_cast<std::uint16_t>(hint);
     } else {
       c.target[partition] = pick_node();

@@ -40,14 +40,16 @@
 //
 // A replica removed from the membership (RemoveReplica, or the placement table's reconcile) learns
 // it when it applies its own removal: the leader that applied a removal tells the removed node the
-// commit index (one Heartbeat, capped at what that node holds). The removed actor then deletes its
-// snapshot files, drops its log from the WAL and checkpoints past its last index (so the WAL's
-// segments can retire), and ends; a later re-add starts blank. The WAL forgets indexes at or below
-// a checkpoint, so the replica leaves a marker `<snapshot_dir>/<partition>.released` with that
+// commit index (one Heartbeat, capped at what that node holds). The removed actor then drops its
+// log from the WAL, checkpoints past its last index (so the WAL's segments can retire), deletes its
+// snapshot files, and ends; a later re-add starts blank. The WAL forgets indexes at or below a
+// checkpoint, so the replica first leaves a marker `<snapshot_dir>/<partition>.released` with that
 // index, and a re-added replica refuses snapshots below it (the leader snapshots when it adds a
 // learner, so the one it sends is recent). Until it holds such a snapshot it grants no votes: its
 // log is gone, so every candidate would look up to date to it, also one restarted from a snapshot
 // older than what this replica released whose membership still counts this node as a voter.
+// A crash after the marker leaves a replica holding nothing past that index; its snapshot files
+// go last, so the node starts it again when it restarts, and its recovery finishes the release.
 // A replica removed while its node was down never hears of it from the leader; restarted, it
 // campaigns, and a member whose applied membership lacks it answers NotMember with the index that
 // membership was applied up to: a replica whose log ends below that index, and which the placement
@@ -163,6 +165,7 @@ class PartitionActor {
 
   Task<> run() {
     co_await recover();
+    if (released_on_recovery_ && config_.from_assignment() && !placed_here()) co_return;  // as release() ends
     ticks_.emplace(ctx_.attach(Interval(Tick{})));
     ticks_->start(config_.tick);
     drive();  // what recovery left to do (committed entries to apply again)
@@ -256,7 +259,16 @@ class PartitionActor {
     released_up_to_ = read_released(released_marker());
     auto loaded = load_latest_snapshot(dir_);
     if (!loaded) throw std::runtime_error(fmt::format("partition {}: {}", partition_, loaded.error()));
-    if (const std::optional<pr::Snapshot>& found = loaded.value(); found) {
+    std::optional<pr::Snapshot> found = std::move(loaded.value());
+    if (released_up_to_ != 0 && co_await release_unfinished(found)) {
+      log::info("partition {}: finishing the release up to {} a crash interrupted", partition_, released_up_to_);
+      if (!co_await drop_released()) {
+        throw std::runtime_error(fmt::format("partition {}: the WAL did not drop the released log", partition_));
+      }
+      found.reset();
+      released_on_recovery_ = true;
+    }
+    if (found) {
       snapshot_ = from_wire(*found);
       machine_->restore(snapshot_->data);
       applied_ = snapshot_->meta.index;
@@ -372,8 +384,7 @@ class PartitionActor {
     send_creation(pr::MessageType::CreateAnswer, query.from, holds() || mine);
     // Every node of the map is asked: one that holds nothing and is no replica does not keep an
     // actor (a ticking one, as it never quiesces) for each partition created elsewhere.
-    const bool placed_here = std::find(targets_.begin(), targets_.end(), node_id_) != targets_.end();
-    bystander_ = !holds() && !creating_ && !placed_here && pending_.empty() && reads_asked_.empty() &&
+    bystander_ = !holds() && !creating_ && !placed_here() && pending_.empty() && reads_asked_.empty() &&
                  conf_changes_.empty() && transfers_.empty();
   }
 
@@ -402,6 +413,11 @@ class PartitionActor {
     bootstrap(recovered);
     recovered.applied = applied_;
     make_node(std::move(recovered));
+  }
+
+  /// The placement table names this node among the partition's replicas.
+  [[nodiscard]] bool placed_here() const {
+    return std::find(targets_.begin(), targets_.end(), node_id_) != targets_.end();
   }
 
   /// This node is the partition's owner in the placement table: the one that bootstraps it.
@@ -1167,15 +1183,40 @@ class PartitionActor {
                 released_marker().string());
       co_return;
     }
+    released_up_to_ = last;
+    const bool ok = co_await drop_released();
+    log::info("partition {}: removed replica cleaned up{}", partition_,
+              ok ? fmt::format(": WAL log dropped, released up to {}, snapshots deleted", last)
+                 : std::string(" partly: the WAL did not confirm it, the snapshots stay until a restart"));
+  }
+
+  /// What a released replica held goes, after the marker (the release's point of no return), in
+  /// an order a crash may cut anywhere: the WAL's log, a checkpoint at the released index (its
+  /// segments retire), and last the snapshot directory, whose presence gets the replica started
+  /// again after a restart (the placement table wakes the replicas a node holds) so that its
+  /// recovery finishes the job. false: the WAL did not confirm; the directory stays.
+  Task<bool> drop_released() {
+    auto truncated = co_await ctx_.request(pw::TruncateAfter{partition_, 0});
+    auto checkpointed = co_await ctx_.request(pw::Checkpoint{partition_, released_up_to_});
+    if (!truncated || !*truncated || !checkpointed || !*checkpointed) co_return false;
+    std::error_code error;
     std::filesystem::remove_all(dir_, error);
     if (error) log::warn("partition {}: removing {}: {}", partition_, dir_, error.message());
-    auto truncated = co_await ctx_.request(pw::TruncateAfter{partition_, 0});
-    auto checkpointed = co_await ctx_.request(pw::Checkpoint{partition_, last});
-    const bool ok = truncated && *truncated && checkpointed && *checkpointed;
-    log::info(
-        "partition {}: removed replica cleaned up: snapshots deleted, WAL log dropped{}", partition_,
-        ok ? fmt::format(" and released up to {} ({} segments retired)", last, checkpointed->value().segments_retired)
-           : std::string(", the WAL did not confirm it"));
+    co_return true;
+  }
+
+  /// With a release marker: whether what this replica holds is what a release left behind when a
+  /// crash cut it short: nothing past the released index (a replica added back since holds a
+  /// snapshot at or past it and, soon after, the log its leader sends beyond it), but something.
+  /// A snapshot exactly at that index with no log after it is taken for a leftover either way:
+  /// dropping it is safe, as everything up to it is committed, and the leader sends a new one.
+  Task<bool> release_unfinished(const std::optional<pr::Snapshot>& found) {
+    if (found && found->index > released_up_to_) co_return false;
+    auto range = co_await ctx_.request(pw::ReadRange{partition_, released_up_to_ + 1, released_up_to_ + 1, 1});
+    if (!range) throw std::runtime_error(fmt::format("partition {}: WAL unreachable: {}", partition_, range.error()));
+    if (!*range) throw std::runtime_error(fmt::format("partition {}: WAL read: {}", partition_, range->error()));
+    const rf::Index last = range->value().last_index;
+    co_return last <= released_up_to_ && (found || last != 0);
   }
 
   // --- deadlines and shutdown ---------------------------------------------------------------
@@ -1278,6 +1319,7 @@ class PartitionActor {
   bool snapshot_soon_ = false;               ///< a learner was added: snapshot at the next chance
   std::uint32_t remove_waits_ = 0;           ///< reconcile rounds a removal waited for its node to catch up
   rf::Index released_up_to_ = 0;             ///< a removal here released the WAL's indexes up to this
+  bool released_on_recovery_ = false;        ///< recovery finished a release a crash had cut short
 };
 
 /// The config checker: answers ValidateConfig with the problems `validate` finds (file:line each).

@@ -96,6 +96,22 @@ TEST_CASE("placement: a replica removed while its node was down is released when
   CHECK(probe.readable);  // the members kept every write
 }
 
+TEST_CASE("placement: a release cut short by a power loss after its marker is finished when the replica starts again",
+          "[partition_sim]") {
+  for (const bool directory_deleted : {false, true}) {
+    INFO((directory_deleted ? "the snapshot directory deleted before the crash" : "the snapshot directory kept"));
+    const psim::InterruptedReleaseProbe probe = psim::probe_interrupted_release(13, directory_deleted);
+    REQUIRE(probe.held);  // a snapshot and log entries after it, at the marker's index or below
+    INFO("released up to " << probe.released << "; WAL last index afterwards " << probe.wal_last);
+    CHECK(probe.wal_last == 0);  // no log left with no snapshot under it
+    CHECK(probe.wal_entries == 0);
+    CHECK_FALSE(probe.directory);
+    CHECK(probe.replica_last == 0);  // blank, waiting for a snapshot past the release
+    CHECK(probe.replica_snapshot == 0);
+    CHECK(probe.readable);
+  }
+}
+
 TEST_CASE("placement: a partition is bootstrapped once: a new owner with nothing does not create a second group",
           "[partition_sim]") {
   const psim::MovedOwnerProbe probe = psim::probe_moved_owner(12);

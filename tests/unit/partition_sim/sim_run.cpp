@@ -28,6 +28,7 @@
 #include <elfin/protocols/kv.hpp>
 #include <elfin/protocols/kv/command.hpp>
 #include <elfin/protocols/raft.hpp>
+#include <elfin/protocols/wal.hpp>
 #include <elfin/testing/sim_cluster.hpp>
 
 #include "../kv_answer.hpp"
@@ -974,6 +975,62 @@ StrayReplicaProbe probe_stray_replica(std::uint64_t seed) {
   probe.marker = read_text(marker);
   auto read = c.call(1, lin::KvInput::get("k"), 5s);
   probe.readable = read && read->status == lin::KvStatus::Ok && read->value == "w2";
+  return probe;
+}
+
+InterruptedReleaseProbe probe_interrupted_release(std::uint64_t seed, bool directory_deleted) {
+  namespace pw = elfin::protocols::wal;
+  InterruptedReleaseProbe probe;
+  PlacementCluster c(seed);
+  SimCluster& cluster = c.cluster();
+  c.publish({{1, 2, 3}});
+  std::uint64_t version = 0;
+  for (int i = 0; i < 50; ++i) {  // past snapshot_every (40): a snapshot, and log entries after it
+    auto out = c.call(1, lin::KvInput::put("k", fmt::format("v{}", i)), 10s);
+    if (!out) return probe;
+    version = out->version;
+  }
+  std::optional<pr::PartitionStatus> held;
+  cluster.run_until(
+      [&] {
+        held = c.status(3);
+        return held && held->applied >= version;
+      },
+      5s);
+  if (!held) return probe;
+  probe.held = held->snapshot_index != 0 && held->last_index > held->snapshot_index;
+  cluster.crash(3);
+  probe.released = held->last_index;
+  const std::filesystem::path dir = c.snapshots(3) / "0";
+  {
+    std::FILE* marker = std::fopen((c.snapshots(3) / "0.released").c_str(), "wb");
+    if (marker == nullptr) return probe;
+    std::fputs(fmt::format("{}\n", probe.released).c_str(), marker);
+    std::fclose(marker);
+  }
+  if (directory_deleted) std::filesystem::remove_all(dir);
+  c.publish({{1, 2, 4}});
+  cluster.run_until([&] { return c.leader_has({1, 2, 4}); }, 10s);
+  cluster.restart(3);
+  c.publish_to(3);
+  cluster.advance(100ms);
+  std::optional<pr::PartitionStatus> after;
+  cluster.run_until([&] { return (after = c.status(3)).has_value(); }, 2s);
+  if (after) {
+    probe.replica_last = after->last_index;
+    probe.replica_snapshot = after->snapshot_index;
+  }
+  auto range = cluster.request(3, "wal", pw::ReadRange{0, 1, UINT64_MAX, 0});
+  cluster.run_until([&] { return range.done(); }, 1s);
+  if (range.done()) {
+    if (auto answer = range.result(); answer && *answer) {
+      probe.wal_last = (*answer)->last_index;
+      probe.wal_entries = (*answer)->entries.size();
+    }
+  }
+  probe.directory = std::filesystem::exists(dir);
+  auto read = c.call(1, lin::KvInput::get("k"), 5s);
+  probe.readable = read && read->status == lin::KvStatus::Ok && read->value == "v49";
   return probe;
 }
 

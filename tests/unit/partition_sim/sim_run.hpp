@@ -154,6 +154,24 @@ struct StrayReplicaProbe {
 };
 [[nodiscard]] StrayReplicaProbe probe_stray_replica(std::uint64_t seed);
 
+/// Placement: a release cut short by a power loss right after its marker. Partition 0 on nodes
+/// 1, 2, 3, written to past a snapshot; node 3 crashes, and its disk is left as such a crash
+/// leaves it: the marker at its last index, the log still in the WAL, the snapshot directory
+/// still there (the release's order) or gone (`directory_deleted`: the order that deleted it
+/// before dropping the log). The table places the partition on 1, 2, 4; node 3 restarts and
+/// gets the table, and its replica is asked for its status (which starts it, if nothing did).
+struct InterruptedReleaseProbe {
+  bool held = false;                   ///< before the crash, node 3 held a snapshot and log entries after it
+  std::uint64_t released = 0;          ///< the marker's index
+  std::uint64_t wal_last = 0;          ///< afterwards: partition 0's last index in node 3's WAL (0: none)
+  std::size_t wal_entries = 0;         ///< and the entries it still returns
+  bool directory = false;              ///< node 3 still has the snapshot directory afterwards
+  std::uint64_t replica_last = 0;      ///< the restarted replica's last log index, as it reports it
+  std::uint64_t replica_snapshot = 0;  ///< and its snapshot's index
+  bool readable = false;               ///< the members read the last write back
+};
+[[nodiscard]] InterruptedReleaseProbe probe_interrupted_release(std::uint64_t seed, bool directory_deleted);
+
 /// Placement: a partition whose replica moves to a new node (replication factor 1: the owner's
 /// place taken, as the manager moves a lone replica) while the old one cannot be reached, and the
 /// new node restarted (its first table names it the owner). A bootstrap there would be a second

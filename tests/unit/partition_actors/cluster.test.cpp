@@ -238,8 +238,9 @@ TEST_CASE("partition actors: partitions elect and replicate independently of eac
   }
 }
 
-TEST_CASE("partition actors: idle partitions fall asleep over TCP; stopping the node that leads them, they elect anew",
-          "[partition_actors]") {
+TEST_CASE(
+    "partition actors: idle partitions fall asleep over TCP, and stopping the node that leads them, they elect anew",
+    "[partition_actors]") {
   // Asleep, the followers take no tick: only the liveness pings between the nodes (over the same
   // route as the Raft messages) can tell them that their leader's node is gone.
   Cluster cluster({.partition_extra = "quiesce_after_ticks = 3"});

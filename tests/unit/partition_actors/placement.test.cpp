@@ -289,8 +289,8 @@ TEST_CASE("kv placement: a node that became owner while it ran joins the existin
 }
 
 TEST_CASE(
-    "kv placement: a removed replica stops, deletes its snapshot files and releases its WAL log; "
-    "re-added it starts clean and keeps what it caught up across a restart",
+    "kv placement: a removed replica stops, deletes its snapshot files and releases its WAL log, "
+    "and re-added it starts clean and keeps what it caught up across a restart",
     "[partition_actors]") {
   Cluster cluster(placed());
   place(cluster, 1, {{0, {1, 2, 3}}});

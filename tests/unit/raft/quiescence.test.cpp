@@ -139,7 +139,7 @@ TEST_CASE("a read on a quiesced leader wakes it and is answered", "[raft]") {
   CHECK(cluster.failure() == "");
 }
 
-TEST_CASE("a quiesced follower never campaigns by itself; told its leader's node is down, it elects a new leader",
+TEST_CASE("a quiesced follower never campaigns by itself, and told its leader's node is down, it elects a new leader",
           "[raft]") {
   sim::Cluster cluster(quiet(3));
   const NodeId leader = elect_by_ticks(cluster);
@@ -180,7 +180,8 @@ TEST_CASE("report_node_down of a node that does not lead, or on an awake followe
   CHECK(cluster.node(leader).quiesced());
 }
 
-TEST_CASE("a cut-off follower keeps its leader awake; healed, it catches up and then the group quiesces", "[raft]") {
+TEST_CASE("a cut-off follower keeps its leader awake, and healed, it catches up and then the group quiesces",
+          "[raft]") {
   sim::Cluster cluster(quiet(3));
   const NodeId leader = elect_by_ticks(cluster);
   REQUIRE(leader != 0);
@@ -238,7 +239,7 @@ TEST_CASE("a restarted follower wakes a quiesced group with its pre-vote and rej
 }
 
 TEST_CASE(
-    "a leader quiesces without a follower reported down once the rest are caught up; healed, the follower "
+    "a leader quiesces without a follower reported down once the rest are caught up, and healed, the follower "
     "wakes the group and catches up",
     "[raft]") {
   sim::Cluster cluster(quiet(3));

@@ -650,8 +650,7 @@ class Front {
     ctx_.attach(Stream::once(serve(ctx_, request, std::move(token))));
   }
 
-  /// A peer's request this node's replica served as leader: this front's own clients (which a
-  /// client sends here once it learnt that this node leads) go to it at once too.
+  /// The leader cache, for a client's first routing table.
   void on_leaders(const pk::Leaders&, ResponseToken<pk::Leaders> token) {
     pk::LeaderTable table;
     table.shards = config().shards;
@@ -662,6 +661,8 @@ class Front {
     std::move(token).respond(std::move(table));
   }
 
+  /// A peer's request this node's replica served as leader: the requests clients send here once
+  /// they learnt that this node leads go to the local replica at once.
   void on_served(const Served& served) {
     if (served.led) leaders_[served.shard] = self_;
   }

@@ -72,6 +72,7 @@ Bytes ReadOnly::last_context() const { return pending_.empty() ? Bytes{} : encod
 
 std::vector<ReadRequest> ReadOnly::take_all() {
   std::vector<ReadRequest> all;
+  all.reserve(waiting_.size() + pending_.size());
   for (auto& r : waiting_) {
     all.push_back(std::move(r));
   }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <string_view>
 #include <thread>
@@ -35,7 +36,7 @@ std::string pod_group(std::uint16_t node) { return fmt::format("kv.pod.{}", node
 
 struct Client::Impl {
   ClientOptions options;
-  std::optional<network::LightNode> node;
+  std::unique_ptr<network::LightNode> node;               ///< set once connect() started it
   Addr any_pod;                                           ///< `kv`: the first connected pod
   std::vector<std::pair<std::uint16_t, Addr>> pod_addrs;  ///< each pod's front alone
   // Writes carry a request id (protocols/kv): one sent again to another pod is applied once.
@@ -216,7 +217,7 @@ Result<Client, std::string> Client::connect(ClientOptions options) {
       (std::uint64_t{options.node} << 48U) ^ static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
   auto node = network::LightNode::start(std::move(node_options));
   if (!node) return Err{fmt::format("the client node did not start: {}", node.error())};
-  impl->node.emplace(std::move(*node));
+  impl->node = std::make_unique<network::LightNode>(std::move(*node));
   impl->any_pod = impl->node->group_addr("kv");
   for (const std::uint16_t pod : options.pod_nodes) {
     impl->pod_addrs.emplace_back(pod, impl->node->group_addr(pod_group(pod)));

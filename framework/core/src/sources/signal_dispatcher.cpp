@@ -49,6 +49,7 @@ void SignalDispatcher::subscribe(int signo, std::weak_ptr<SignalCore> source) {
 }
 
 void SignalDispatcher::wait() {
+  if (!set_) return;  // emplaced before the first call and never reset: this never returns
   set_->async_wait([this](const asio::error_code& ec, int signo) {
     if (ec) return;  // cancelled: the system stops
     deliver(signo);

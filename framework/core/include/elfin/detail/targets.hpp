@@ -46,7 +46,8 @@ class Targets {
   ~Targets() { clear(); }
 
   void push(std::shared_ptr<ActorCell> cell) {
-    if (size_ < kInline) {
+    // clang-tidy 19 reports the two branches as identical; they are not (an inline slot, the vector).
+    if (size_ < kInline) {  // NOLINT(bugprone-branch-clone)
       std::construct_at(&inline_[size_].cell, std::move(cell));
     } else {
       overflow_.push_back(std::move(cell));

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <mutex>
 
+#include <pthread.h>
+
 #include <elfin/detail/spin_lock.hpp>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -75,6 +77,16 @@ void depot_put(std::size_t c, FreeBlock* chain) noexcept {
   }
   release_chain(chain, c);
 }
+
+// A process forked while another thread held a depot lock would find it held forever: the fork
+// waits until every lock is free, and both sides release them.
+void lock_depot() noexcept {
+  for (DepotClass& d : g_depot) d.mu.lock();
+}
+void unlock_depot() noexcept {
+  for (DepotClass& d : g_depot) d.mu.unlock();
+}
+[[maybe_unused]] const int g_fork_guard = pthread_atfork(lock_depot, unlock_depot, unlock_depot);
 
 enum class CacheState : std::uint8_t { Unopened, Open, Closed };
 

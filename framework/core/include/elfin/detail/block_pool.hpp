@@ -18,7 +18,7 @@
 // to the old actor points at the block when it is reused. An address is checked against its
 // slot's generation, which the address book bumps when the actor leaves and before it drops its
 // reference; the slot, not the cell's memory, decides, so an old address finds no actor however
-// the memory was reused (core: "a stale address ...", lifecycle.test.cpp).
+// the memory was reused (tests/unit/core/block_pool.test.cpp).
 //
 // Thread safety: all functions from any thread; a block may be freed on another thread than the
 // one that allocated it.

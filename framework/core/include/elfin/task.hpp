@@ -14,9 +14,12 @@
 #pragma once
 
 #include <coroutine>
+#include <cstddef>
 #include <exception>
 #include <optional>
 #include <utility>
+
+#include <elfin/detail/block_pool.hpp>
 
 namespace elfin {
 
@@ -28,6 +31,10 @@ namespace detail {
 struct TaskPromiseBase {
   std::coroutine_handle<> continuation;
   std::exception_ptr exception;
+
+  // Frames come from the block pool: every actor has one, and so has every Task it awaits.
+  static void* operator new(std::size_t size) { return allocate_block(size); }
+  static void operator delete(void* frame, std::size_t size) noexcept { free_block(frame, size); }
 
   std::suspend_always initial_suspend() noexcept { return {}; }
 

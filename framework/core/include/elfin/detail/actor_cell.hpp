@@ -76,8 +76,8 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   // The mailbox lives inside the cell, as a member would (no allocation or pointer to follow on a
   // send), but its type stays out of the public headers: its room is reserved here and checked
   // against Mailbox's size and alignment where it is built (actor_cell.cpp).
-  static constexpr std::size_t kMailboxSize = 128;
-  static constexpr std::size_t kMailboxAlign = 64;
+  static constexpr std::size_t kMailboxSize = 144;
+  static constexpr std::size_t kMailboxAlign = alignof(void*);
 
   ActorCell(GroupRuntime& group, bool external);
   ActorCell(const ActorCell&) = delete;

@@ -52,11 +52,11 @@ class SlotMemo {
 inline thread_local char t_thread_tag = 0;
 [[nodiscard]] inline const void* this_thread_tag() noexcept { return &t_thread_tag; }
 
-// On its own cache lines: the actor's thread writes it per message while senders on other cores
-// read the cell and push to its mailbox, and those lines should not bounce for telemetry. (The
-// 1→1 benchmark showed no difference either way; the figures in tests/bench/README.md are with
-// this layout.)
-struct alignas(64) ActorTelemetry {
+// Not on cache lines of its own, although the actor's thread writes it per message while senders
+// on other cores read the cell: the 1→1 benchmark showed no difference either way, and the
+// alignment would make every cell an over-aligned allocation (glibc's memalign path, several
+// times the cost of a plain one) on every spawn.
+struct ActorTelemetry {
   static constexpr std::uint32_t kWindow = 8;  ///< messages per window at most
   /// A calm message's handling time: a window of kWindow of them stays within the first bucket.
   static constexpr std::uint64_t kCalmNs = SeriesHistogram::kBoundsNs[0] / kWindow;

@@ -21,6 +21,7 @@
 
 #include <elfin/context.hpp>
 #include <elfin/detail/actor_cell.hpp>
+#include <elfin/detail/block_pool.hpp>
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/spin_lock.hpp>
 #include <elfin/map_router.hpp>
@@ -135,7 +136,9 @@ class Supervisor final : public GroupRuntime {
   static constexpr std::size_t kShards = std::is_same_v<K, Singleton> ? 1 : 32;
   struct Shard {
     mutable SpinLock mu;
-    std::unordered_map<K, std::shared_ptr<ActorCell>> actors;  // guarded by mu
+    std::unordered_map<K, std::shared_ptr<ActorCell>, std::hash<K>, std::equal_to<K>,
+                       PooledAllocator<std::pair<const K, std::shared_ptr<ActorCell>>>>
+        actors;  // guarded by mu
     // Bumped under mu with every insert or erase; read without it by route caches. A cache hit
     // reads nothing of the map: an unchanged version only says no actor came or went since the
     // lookup the cache remembers.
@@ -176,7 +179,8 @@ class Supervisor final : public GroupRuntime {
   }
 
   std::shared_ptr<ActorCell> spawn_locked(Shard& shard, const K& key) {
-    auto cell = std::make_shared<KeyedCell<K>>(*this, key, traits().external);
+    // The cell with its control block, like the map's node, is recycled memory (block_pool.hpp).
+    auto cell = std::allocate_shared<KeyedCell<K>>(PooledAllocator<KeyedCell<K>>{}, *this, key, traits().external);
     cell->set_mailbox_capacity(mailbox_capacity());
     cell->set_config(current_config());
     register_actor(system(), cell, group_no());

@@ -63,6 +63,7 @@ struct TaskPromise : TaskPromiseBase {
   }
   T take() {
     if (exception) std::rethrow_exception(exception);
+    if (!value) std::terminate();  // finished without an exception, so return_value ran: never taken
     return std::move(*value);
   }
 };

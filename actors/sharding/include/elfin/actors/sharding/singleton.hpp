@@ -65,6 +65,9 @@ class SingletonHost final : public EntityHost {
   [[nodiscard]] std::size_t running(const std::set<std::uint32_t>& shards) const override {
     return registry_->running(shards);
   }
+  [[nodiscard]] std::vector<std::uint64_t> running_actors(const std::set<std::uint32_t>& shards) const override {
+    return registry_->running_actors(shards);
+  }
   std::vector<std::uint64_t> idle(std::chrono::nanoseconds) override { return {}; }  // never passivated
   std::vector<std::uint64_t> wake(const std::set<std::uint32_t>& shards) override {
     const std::uint64_t group = group_.load();

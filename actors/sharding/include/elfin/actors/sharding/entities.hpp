@@ -29,11 +29,19 @@
 // An entity is stopped with the termination message (elfin::Terminate: its mailbox closes, what
 // is queued is handled, its exec returns) when its shard is unassigned, when the pod stops, and
 // when nothing was routed to it for entity_max_idle_time (passivation; the next message starts it
-// afresh). The entities named in `start_with_shard` exist whenever this pod owns their shard:
-// started when the pod gets the shard (the pod's sharding actor wakes the group with elfin::Ping)
-// and never passivated, as NoriKV's shard 0 exists from start-up. A message that arrives while its entity is stopping
-// is refused like one for a shard not owned. An entity whose shard stops being owned while it starts never runs the
+// afresh). One still running entity_termination_timeout later is killed (Context::kill) by the
+// pod's sharding actor. An entity whose shard stops being owned while it starts never runs the
 // user's code.
+//
+// A message that arrives while its entity is stopping is held by the helper (and so is every
+// later one for that entity until the held ones went on, which keeps one sender's messages in
+// order): once the entity stopped, the helper sends them on to its next incarnation — through
+// the router while this pod owns the shard, else to the entity group of the shard's new owner,
+// retried until one is known or `hold_timeout` passed. At most `max_held` wait per entity.
+//
+// The entities named in `start_with_shard` exist whenever this pod owns their shard: started
+// when the pod gets the shard (the pod's sharding actor wakes the group with elfin::Ping) and
+// never passivated, as NoriKV's shard 0 exists from start-up.
 //
 // Thread safety: a blueprint is a value; the router runs on any thread.
 #pragma once

@@ -81,7 +81,7 @@ EntityRegistry::Via EntityRegistry::via(const std::string& id, const void* envel
     return Via::Entity;
   }
   const bool stopping = entry != entries_.end() && entry->second.stopping;
-  if (stopping || hold != holds_.end()) {
+  if (max_held > 0 && (stopping || hold != holds_.end())) {
     auto& held = holds_[id];
     if (held.held >= max_held) return Via::Refuse;
     ++held.held;

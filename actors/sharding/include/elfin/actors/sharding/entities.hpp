@@ -92,7 +92,8 @@ struct EntityOptions {
   /// The name the group registers under for senders on other pods (LocateGroup), the same on
   /// every pod; empty: its topology name.
   std::string name;
-  /// Messages held per entity while it stops; more are refused like a message for a shard not owned.
+  /// Messages held per entity while it stops; more are refused like a message for a shard not
+  /// owned (0: none is held, all are refused).
   std::size_t max_held = 1000;
   /// How long held messages wait for the shard's next owner to be known before they are dropped.
   std::chrono::milliseconds hold_timeout{10'000};

@@ -89,9 +89,13 @@ testing::Proxy start_kill_system(StatusLog& statuses, bool virtual_time) {
   return testing::proxy(std::move(topology), "subject", std::move(start), options);
 }
 
-Addr victim_addr(testing::Proxy& proxy, std::uint64_t key) {
+std::shared_ptr<detail::ActorCell> victim_cell(testing::Proxy& proxy, std::uint64_t key) {
   auto* group = static_cast<detail::Supervisor<NoConfig, std::uint64_t>*>(proxy.system().core_group("subject"));
-  auto cell = group->actor(key, false);
+  return group->actor(key, false);
+}
+
+Addr victim_addr(testing::Proxy& proxy, std::uint64_t key) {
+  auto cell = victim_cell(proxy, key);
   REQUIRE(cell);
   return cell->addr();
 }
@@ -127,7 +131,9 @@ TEST_CASE("kill ends an actor parked in a request: frame destroyed, queued reque
   CHECK(proxy.system().core_group("subject")->restarting_actors() == 0);
   CHECK(journal().with_prefix("victim 1: answered").empty());
 
-  // The address is gone: a second kill finds nobody. The key itself starts afresh.
+  // Once it left its group its address is gone: a second kill finds nobody. The key itself
+  // starts afresh.
+  REQUIRE(eventually([&] { return victim_cell(proxy, 1) == nullptr; }));
   proxy.send(Tick{victim.raw()});
   REQUIRE(journal().wait_for_line("kill: no"));
   std::move(held).respond("late");  // nobody waits for it any more
@@ -149,6 +155,7 @@ TEST_CASE("kill ends an actor parked in recv: its timers never fire", "[core][ki
   proxy.advance(2s);
   REQUIRE(journal().wait_for_line("victim 3: delay fired"));
   CHECK(journal().with_prefix("victim 2: delay fired").empty());
+  REQUIRE(statuses.wait_for("subject", "2", ActorStatusKind::Terminated));
   CHECK(statuses.kinds_of("subject", "2") == std::vector<ActorStatusKind>{ActorStatusKind::Initializing,
                                                                           ActorStatusKind::Normal,
                                                                           ActorStatusKind::Terminated});

@@ -41,6 +41,15 @@ void two_balanced_pods(Cluster& cluster, int rounds = 1) {
   REQUIRE(cluster.owned(cluster.pod(2)) == 32);
 }
 
+/// Pod `n` stops answering while the health authority still sees it alive (a suspect, not dead);
+/// a sender reports it and its ping times out.
+void pod_unreachable_but_alive(Cluster& cluster, int n) {
+  cluster.world().set_behaviour(n, {.answer_pings = false, .answer_commands = false});
+  cluster.health().set(cluster.pod(n), elfin::actors::shard_manager::Health::Alive);
+  cluster.report(cluster.pod(n));
+  cluster.advance(3s);  // ping_timeout
+}
+
 /// Makes every save of the storage fail (`fail`) or report another writer (`conflict`).
 void set_storage(Cluster& cluster, bool fail, bool conflict) {
   std::lock_guard lock(cluster.control().mutex);
@@ -159,11 +168,7 @@ TEST_CASE("shard manager: an alive but unreachable pod keeps its shards", "[shar
   Cluster cluster(kSmall);
   two_balanced_pods(cluster, 6);
 
-  // Pod 2 stops answering; the health authority still sees it alive.
-  cluster.world().set_behaviour(2, {.answer_pings = false, .answer_commands = false});
-  cluster.health().set(cluster.pod(2), elfin::actors::shard_manager::Health::Alive);
-  cluster.report(cluster.pod(2));
-  cluster.advance(3s);  // ping_timeout
+  pod_unreachable_but_alive(cluster, 2);
   CHECK(cluster.owned(cluster.pod(2)) == 32);
 
   // A newcomer's rounds do not take shards from it either (moves touching it are dropped).
@@ -517,11 +522,7 @@ TEST_CASE("shard manager: while a pod is unreachable regular rounds move nothing
           "[shard_manager]") {
   Cluster cluster(kSmall);
   two_balanced_pods(cluster, 6);
-  // Pod 2 stops answering; the health authority still sees it alive: a suspect, not dead.
-  cluster.world().set_behaviour(2, {.answer_pings = false, .answer_commands = false});
-  cluster.health().set(cluster.pod(2), elfin::actors::shard_manager::Health::Alive);
-  cluster.report(cluster.pod(2));
-  cluster.advance(3s);  // ping_timeout
+  pod_unreachable_but_alive(cluster, 2);
 
   // A newcomer: a balancing round would move 16 of pod 1's shards to it (pod 2's moves are
   // dropped with its failed ping). While pod 2 is suspect no regular round balances.

@@ -1,6 +1,7 @@
 // Broadcasts and owner hints across pod nodes over real loopback TCP (three or two nodes in one
 // process): a broadcast gets every listed pod's answer or a typed per-pod error, and a request
 // refused by a pod that does not own the shard learns, typed, who does and goes straight there.
+#include <array>
 #include <chrono>
 #include <string>
 
@@ -22,6 +23,17 @@ const PodReply* reply_of(const std::vector<PodReply>& replies, const std::string
     if (r.pod == pod) return &r;
   }
   return nullptr;
+}
+
+// The replies of pod-1, pod-2 and pod-3 to a broadcast to three pods, each one required.
+std::array<const PodReply*, 3> replies_of_three(const std::vector<PodReply>& replies) {
+  REQUIRE(replies.size() == 3);
+  std::array<const PodReply*, 3> by_pod{};
+  for (std::size_t i = 0; i < by_pod.size(); ++i) {
+    by_pod[i] = reply_of(replies, PodNodes::pod_name(i + 1));
+    REQUIRE(by_pod[i]);
+  }
+  return by_pod;
 }
 
 double node_metric(elfin::testing::Proxy& proxy, std::string_view name) {
@@ -54,11 +66,7 @@ TEST_CASE("sharding pods: a broadcast gets every pod's answer, and a typed error
   REQUIRE(eventually([&] { return nodes.peers(1) == 1; }));
   auto some = nodes.proxy(1).request_fallible(AskAllPods{});
   REQUIRE(some);
-  REQUIRE(some->size() == 3);
-  const auto* one = reply_of(*some, PodNodes::pod_name(1));
-  const auto* two = reply_of(*some, PodNodes::pod_name(2));
-  const auto* three = reply_of(*some, PodNodes::pod_name(3));
-  REQUIRE((one && two && three));
+  const auto [one, two, three] = replies_of_three(*some);
   CHECK(one->ok);
   CHECK(one->answer == "pod-1");
   CHECK_FALSE(two->ok);
@@ -138,11 +146,7 @@ TEST_CASE(
   constexpr std::uint32_t kPodTimeout = 2000;
   auto some = nodes.proxy(1).request_fallible(AskAllPods{kPodTimeout});
   REQUIRE(some);
-  REQUIRE(some->size() == 3);
-  const auto* one = reply_of(*some, PodNodes::pod_name(1));
-  const auto* two = reply_of(*some, PodNodes::pod_name(2));
-  const auto* three = reply_of(*some, PodNodes::pod_name(3));
-  REQUIRE((one && two && three));
+  const auto [one, two, three] = replies_of_three(*some);
   CHECK(one->ok);
   CHECK(one->answer == "pod-1");
   CHECK_FALSE(two->ok);

@@ -58,10 +58,9 @@ dumping::Dump dump_of(Reading reading) {
 }
 
 // --- reference ------------------------------------------------------------------------------------
-// The dump-file line as the writer made it before append_dump_line: msgpack::unpack into a
-// msgpack::object, fmt with run-time format strings, strings escaped one character at a time,
-// DumpRecord in between. Slow and plain; kept only here, to hold the writer's formatter to the
-// same bytes.
+// The dump-file line made the plain way: msgpack::unpack into a msgpack::object, fmt with run-time
+// format strings, strings escaped one character at a time, DumpRecord in between. Slow, and simple
+// enough to read against the format's description; it holds append_dump_line to the same bytes.
 namespace reference {
 
 std::size_t utf8_sequence(std::string_view s) {
@@ -634,8 +633,8 @@ TEST_CASE("the file writer appends lines, reopens after rotation and reports err
 }
 
 TEST_CASE("the writer's line is the reference formatter's, byte for byte", "[dumper][format]") {
-  // The reference above is the formatter the writer used before append_dump_line; random dumps
-  // with every kind of text and body, at every size limit, must come out the same.
+  // Random dumps with every kind of text and body, at every size limit, must come out of
+  // append_dump_line as the plain reference formatter above makes them.
   static const std::size_t kLimits[] = {
       0, 1, 2, 3, 7, 16, 40, 100, 1000, 64 * 1024, std::numeric_limits<std::size_t>::max()};
   RandomDumps random(20261122);

@@ -55,6 +55,12 @@ struct PassivateTick {
   ELFIN_MESSAGE(sharding_pod, PassivateTick);
 };
 
+/// Entities passivated entity_termination_timeout ago: those still running are killed.
+struct PassivateDeadline {
+  std::uint64_t op = 0;
+  ELFIN_MESSAGE(sharding_pod, PassivateDeadline, op);
+};
+
 /// Whether the entities a stop waits for are gone yet.
 struct StopCheck {
   std::uint64_t op = 0;

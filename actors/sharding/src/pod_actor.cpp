@@ -101,8 +101,8 @@ class Pod {
       co_await handle(*envelope, this, &Pod::on_ping, &Pod::on_assign, &Pod::on_unassign, &Pod::on_changed,
                       &Pod::on_fetched, &Pod::on_registered, &Pod::on_retry_start, &Pod::on_report_tick,
                       &Pod::on_refresh_tick, &Pod::on_backoff, &Pod::on_backoff_done, &Pod::on_locate,
-                      &Pod::on_passivate_tick, &Pod::on_stop_check, &Pod::on_stop_deadline, &Pod::on_terminate,
-                      &Pod::on_unregistered, &Pod::on_validate, &Pod::on_config_updated);
+                      &Pod::on_passivate_tick, &Pod::on_passivate_deadline, &Pod::on_stop_check, &Pod::on_stop_deadline,
+                      &Pod::on_terminate, &Pod::on_unregistered, &Pod::on_validate, &Pod::on_config_updated);
     }
   }
 
@@ -110,6 +110,7 @@ class Pod {
   struct Stop {
     std::set<std::uint32_t> shards;
     std::optional<ResponseToken<ps::UnassignShards>> token;  ///< none: the graceful stop
+    bool killed = false;  ///< entity_termination_timeout passed: what still ran was killed
   };
 
   const PodConfig& config() const { return ctx_.config(); }
@@ -188,6 +189,18 @@ class Pod {
   }
 
   void on_passivate_tick(const PassivateTick&) { passivate(); }
+  void on_passivate_deadline(const PassivateDeadline& deadline) {
+    auto it = passivating_.find(deadline.op);
+    if (it == passivating_.end()) return;
+    // An actor that ended has a dead address: killing it does nothing.
+    std::size_t killed = 0;
+    for (auto actor : it->second) killed += ctx_.kill(Addr{actor}, "entity_termination_timeout") ? 1 : 0;
+    passivating_.erase(it);
+    if (killed == 0) return;
+    log::warn("sharding pod {}: {} passivated entities still running after entity_termination_timeout; killing them",
+              cache_->self(), killed);
+    metrics::increment_counter("elfin_sharding_entity_kills_total", killed);
+  }
   void on_stop_check(const StopCheck& check) { poll_stop(check.op, false); }
   void on_stop_deadline(const StopDeadline& deadline) { poll_stop(deadline.op, true); }
 
@@ -321,14 +334,22 @@ class Pod {
   void poll_stop(std::uint64_t op, bool deadline) {
     auto it = stops_.find(op);
     if (it == stops_.end()) return;
-    const std::size_t running = cache_->running_entities(it->second.shards);
-    if (running > 0 && !deadline) {
-      ctx_.attach(Delay(kStopPoll, StopCheck{op}));
-      return;
-    }
+    Stop& pending = it->second;
+    const std::size_t running = cache_->running_entities(pending.shards);
     if (running > 0) {
-      log::warn("sharding pod {}: {} entities still running after entity_termination_timeout; going on", cache_->self(),
-                running);
+      if (deadline && !pending.killed) {
+        // They ignored the termination message: killed at their next suspension. One busy in a
+        // synchronous loop stops only when it suspends, and the stop waits for it (I5 first).
+        pending.killed = true;
+        const auto actors = cache_->running_entity_actors(pending.shards);
+        log::warn("sharding pod {}: {} entities still running after entity_termination_timeout; killing them",
+                  cache_->self(), actors.size());
+        metrics::increment_counter("elfin_sharding_entity_kills_total", actors.size());
+        for (auto actor : actors) std::ignore = ctx_.kill(Addr{actor}, "entity_termination_timeout");
+      }
+      // The checks go on (one chain of them per stop) until the last entity is gone.
+      if (!deadline) ctx_.attach(Delay(kStopPoll, StopCheck{op}));
+      return;
     }
     Stop stop = std::move(it->second);
     stops_.erase(it);
@@ -365,6 +386,9 @@ class Pod {
     if (idle.empty()) return;
     metrics::increment_counter("elfin_sharding_entity_passivations_total", idle.size());
     terminate(idle);
+    const std::uint64_t op = ++next_op_;
+    passivating_.emplace(op, idle);
+    ctx_.attach(Delay(config().entity_termination_timeout, PassivateDeadline{op}));
   }
 
   void publish() {
@@ -389,6 +413,7 @@ class Pod {
   std::uint64_t next_op_ = 0;
   std::uint64_t drain_op_ = 0;
   std::map<std::uint64_t, Stop> stops_;
+  std::map<std::uint64_t, std::vector<std::uint64_t>> passivating_;  ///< op -> the actors passivated
   std::map<std::uint64_t, ResponseToken<ps::Backoff>> backoffs_;
 };
 

@@ -190,6 +190,14 @@ rebalance_rate = 1.0
 {}
 )",
                                      kShards, rebalance_interval, manager_extra_);
+    // Holds every request it gets, unanswered, for as long as the system runs.
+    auto holder = topology.local("void");
+    holder.mount(ActorGroup().exec([](Context<> ctx) -> Task<> {
+      std::vector<ResponseToken<CartHold>> held;
+      while (auto envelope = co_await ctx.recv()) {
+        if (envelope->is<CartHold>()) held.push_back(envelope->take_token<CartHold>());
+      }
+    }));
     for (std::size_t i = 1; i <= caches_.size(); ++i) {
       const std::string name = fmt::format("pod{}", i);
       auto pod = topology.local(name);
@@ -204,11 +212,13 @@ rebalance_rate = 1.0
         options.shard_function = fmt::format("jump-xxh64/1:{}", kShards);
         options.entity_id = cart_id;
         options.registry = registries_[i - 1];
+        options.name = "carts";  // what every pod's cart group is located as
         const std::string address = ref(i).address;
-        topology.local(fmt::format("carts{}", i))
-            .mount(actors::sharding::entities(
-                std::move(options),
-                [world = world_, address](Context<NoConfig, std::string> ctx) { return cart(ctx, world, address); }));
+        auto carts = topology.local(fmt::format("carts{}", i));
+        carts.route_to(holder, [](const Envelope& e) { return e.is<CartHold>(); });
+        carts.mount(actors::sharding::entities(
+            std::move(options),
+            [world = world_, address](Context<NoConfig, std::string> ctx) { return cart(ctx, world, address); }));
       }
       config += fmt::format(R"(
 [{}]
@@ -216,10 +226,14 @@ address = "{}"
 shard_function = "jump-xxh64/1:{}"
 retry_interval = "20ms"
 refresh_interval = "50ms"
-entity_termination_timeout = "5s"
+{}
 {}
 )",
-                            name, ref(i).address, kShards, pod_extra_);
+                            name, ref(i).address, kShards,
+                            pod_extra_.find("entity_termination_timeout") == std::string::npos
+                                ? "entity_termination_timeout = \"5s\""
+                                : "",
+                            pod_extra_);
     }
     if (singletons_) {
       for (std::size_t i = 1; i <= caches_.size(); ++i) {

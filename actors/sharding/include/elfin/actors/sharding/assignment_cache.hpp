@@ -53,6 +53,11 @@ class EntityHost {
   virtual std::vector<std::uint64_t> stop(const std::set<std::uint32_t>& shards) = 0;
   /// How many entities of `shards` still run.
   [[nodiscard]] virtual std::size_t running(const std::set<std::uint32_t>& shards) const = 0;
+  /// The actors of the entities of `shards` that still run (those that outlive
+  /// entity_termination_timeout are killed). None by default.
+  [[nodiscard]] virtual std::vector<std::uint64_t> running_actors(const std::set<std::uint32_t>& /*shards*/) const {
+    return {};
+  }
   /// The actors of the entities nothing was routed to for `max_idle` (to passivate).
   virtual std::vector<std::uint64_t> idle(std::chrono::nanoseconds max_idle) = 0;
   /// `shards` became this pod's: the group addresses to send elfin::Ping to, which starts an
@@ -121,6 +126,8 @@ class AssignmentCache {
   /// The actors of every host's entities idle for `max_idle`.
   [[nodiscard]] std::vector<std::uint64_t> idle_entities(std::chrono::nanoseconds max_idle) const;
   [[nodiscard]] std::size_t running_entities(const std::set<std::uint32_t>& shards) const;
+  /// The actors of every host's entities of `shards` that still run.
+  [[nodiscard]] std::vector<std::uint64_t> running_entity_actors(const std::set<std::uint32_t>& shards) const;
   /// The group addresses every host wants woken now that `shards` are this pod's.
   [[nodiscard]] std::vector<std::uint64_t> wake_hosts(const std::set<std::uint32_t>& shards) const;
 

@@ -206,6 +206,11 @@ std::vector<std::uint64_t> AssignmentCache::running_entity_actors(const std::set
   return actors;
 }
 
+bool AssignmentCache::holding_messages() const {
+  const auto all = hosts();
+  return std::any_of(all.begin(), all.end(), [](const auto& host) { return host->holding(); });
+}
+
 std::vector<std::uint64_t> AssignmentCache::wake_hosts(const std::set<std::uint32_t>& shards) const {
   std::vector<std::uint64_t> groups;
   for (const auto& host : hosts()) {

@@ -1,6 +1,8 @@
 // The entities an entity group runs on this pod.
 #include <elfin/actors/sharding/entity_registry.hpp>
 
+#include <algorithm>
+
 namespace elfin::actors::sharding {
 
 bool EntityRegistry::add(const std::string& id, std::uint32_t shard, std::uint64_t addr, OwnerToken token) {
@@ -109,6 +111,11 @@ void EntityRegistry::unhold(const std::string& id) {
   if (hold == holds_.end()) return;
   if (hold->second.held > 0) --hold->second.held;
   if (hold->second.held == 0 && hold->second.released.empty()) holds_.erase(hold);
+}
+
+bool EntityRegistry::holding() const {
+  std::lock_guard lock(mutex_);
+  return std::any_of(holds_.begin(), holds_.end(), [](const auto& hold) { return hold.second.held > 0; });
 }
 
 bool EntityRegistry::listed(const std::string& id) const {

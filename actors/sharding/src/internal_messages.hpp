@@ -61,6 +61,11 @@ struct PassivateDeadline {
   ELFIN_MESSAGE(sharding_pod, PassivateDeadline, op);
 };
 
+/// A pod that stopped asks for the map again while its entity groups hold messages.
+struct HeldPoll {
+  ELFIN_MESSAGE(sharding_pod, HeldPoll);
+};
+
 /// Whether the entities a stop waits for are gone yet.
 struct StopCheck {
   std::uint64_t op = 0;

@@ -35,6 +35,10 @@ using namespace internal;
 
 // How often a stop looks whether the entities it waits for are gone.
 constexpr std::chrono::milliseconds kStopPoll{5};
+/// How often a pod that stopped asks the manager for the map while its entity groups hold
+/// messages for entities that stopped: unregistered, it is told of no change, and those messages
+/// wait for their shards' next owners, which only the manager knows.
+constexpr std::chrono::milliseconds kHeldPoll{50};
 
 Task<FetchDone> fetch_task(Ctx ctx) {
   FetchDone done;
@@ -102,7 +106,8 @@ class Pod {
                       &Pod::on_fetched, &Pod::on_registered, &Pod::on_retry_start, &Pod::on_report_tick,
                       &Pod::on_refresh_tick, &Pod::on_backoff, &Pod::on_backoff_done, &Pod::on_locate,
                       &Pod::on_passivate_tick, &Pod::on_passivate_deadline, &Pod::on_stop_check, &Pod::on_stop_deadline,
-                      &Pod::on_terminate, &Pod::on_unregistered, &Pod::on_validate, &Pod::on_config_updated);
+                      &Pod::on_terminate, &Pod::on_unregistered, &Pod::on_held_poll, &Pod::on_validate,
+                      &Pod::on_config_updated);
     }
   }
 
@@ -217,7 +222,17 @@ class Pod {
       log::warn("sharding pod {}: unregister failed ({}); the manager will find the pod gone", cache_->self(),
                 unregistered.detail);
     }
-    done_ = true;
+    end_drain();
+  }
+
+  void on_held_poll(const HeldPoll&) {
+    // After send_timeout every sender of a held request gave up: the pod waits no longer.
+    if (!cache_->holding_messages() || ctx_.now() - drained_at_ >= config().send_timeout) {
+      done_ = true;
+      return;
+    }
+    if (!fetching_) fetch();
+    ctx_.attach(Delay(kHeldPoll, HeldPoll{}));
   }
 
   void on_config_updated(const ConfigUpdated&) {
@@ -235,6 +250,7 @@ class Pod {
   void on_fetched(const FetchDone& fetched) {
     fetching_ = false;
     if (!fetched.ok) {
+      if (drained_) return;  // asked again at the next HeldPoll
       log::warn("sharding pod {}: cannot read the map from the manager ({}); retrying", cache_->self(), fetched.detail);
       if (!registered_) retry_later();
       return;
@@ -358,9 +374,21 @@ class Pod {
       if (registered_) {
         ctx_.attach(Stream::once(unregister_task(ctx_, cache_->self())));
       } else {
-        done_ = true;
+        end_drain();
       }
     }
+  }
+
+  /// The graceful stop is over: the pod ends once its entity groups hold nothing more. What they
+  /// hold waits for the shards' next owners, known to this pod only from maps it asks for.
+  void end_drain() {
+    drained_ = true;
+    drained_at_ = ctx_.now();
+    if (cache_->holding_messages()) {
+      log::info("sharding pod {}: stopped; reading the map until the messages held for its entities went on",
+                cache_->self());
+    }
+    on_held_poll(HeldPoll{});
   }
 
   /// Sends the termination message to entity actors; they finish what they are handling first.
@@ -408,6 +436,8 @@ class Pod {
   bool fetching_ = false;
   bool retry_pending_ = false;
   bool draining_ = false;
+  bool drained_ = false;  ///< the graceful stop is over: only held messages keep the pod
+  std::chrono::steady_clock::time_point drained_at_;
   bool done_ = false;
   std::uint64_t registered_epoch_ = 0;
   std::uint64_t next_op_ = 0;

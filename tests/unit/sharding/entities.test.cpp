@@ -317,3 +317,39 @@ TEST_CASE(
   for (std::size_t i = 1; i < added.size(); ++i) CHECK(added[i].second == "pod-2");
   check_no_cart_on_two_pods(cluster);
 }
+
+TEST_CASE(
+    "sharding pods: what is held for an entity of a pod that stops gracefully goes to the shard's new owner, a request "
+    "answered there",
+    "[sharding]") {
+  PodCluster cluster(2, "50ms", true, /*carts=*/true, "entity_termination_timeout = \"1s\"");
+  REQUIRE(eventually([&] {
+    return cluster.cache(1).owned().size() + cluster.cache(2).owned().size() == PodCluster::kShards &&
+           !cluster.cache(2).owned().empty();
+  }));
+  std::string id;
+  for (int i = 0; id.empty(); ++i) {
+    const std::string candidate = fmt::format("lingering-{}", i);
+    if (cluster.owner_of(candidate) == 2) id = candidate;
+  }
+  REQUIRE(send_numbered(cluster, 2, id, 1, 1) == 1);
+  REQUIRE(eventually([&] { return cluster.carts().running_on(PodCluster::ref(2).address) == 1; }));
+
+  // The pod stops: its lingering cart is killed only at entity_termination_timeout, and the pod
+  // unregisters after that, so the cart's shard gets its next owner only once its messages are
+  // held. Nothing tells an unregistered pod of that owner unless it asks.
+  cluster.proxy().send_to(cluster.group(2), elfin::Terminate{});
+  REQUIRE(eventually([&] { return cluster.registry(2).stopping(id); }));
+  constexpr std::uint64_t kHeld = 10;
+  CHECK(send_numbered(cluster, 2, id, 2, kHeld) == kHeld);
+  // Sent to the stopping pod, held there behind the adds, answered by the new owner's cart well
+  // before hold_timeout (10 s). Every attempt goes to pod 2, which refuses once it held nothing:
+  // only the held one can be answered.
+  const elfin::test::ClientAnswer answer = cluster.client_get(id, 2, std::chrono::milliseconds{5000});
+  INFO(answer.error);
+  REQUIRE(answer.ok);
+  CHECK(answer.state.pod == PodCluster::ref(1).address);
+  CHECK(answer.state.items == kHeld);
+  CHECK(seqs(cluster.carts().added(id)) == one_to(kHeld + 1));
+  check_no_cart_on_two_pods(cluster);
+}

@@ -37,7 +37,9 @@
 // later one for that entity until the held ones went on, which keeps one sender's messages in
 // order): once the entity stopped, the helper sends them on to its next incarnation — through
 // the router while this pod owns the shard, else to the entity group of the shard's new owner,
-// retried until one is known or `hold_timeout` passed. At most `max_held` wait per entity.
+// retried until one is known or `hold_timeout` passed. At most `max_held` wait per entity. A
+// pod that stopped gracefully reads the map until they went on (pod_actor.cpp). A held request
+// that goes nowhere (hold_timeout, or the group stops) fails as refused, so its sender retries.
 //
 // The entities named in `start_with_shard` exist whenever this pod owns their shard: started
 // when the pod gets the shard (the pod's sharding actor wakes the group with elfin::Ping) and
@@ -59,6 +61,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -70,7 +73,9 @@
 #include <elfin/blueprint.hpp>
 #include <elfin/delay.hpp>
 #include <elfin/detail/envelope_block.hpp>
+#include <elfin/detail/request_state.hpp>
 #include <elfin/envelope.hpp>
+#include <elfin/errors.hpp>
 #include <elfin/handle.hpp>
 #include <elfin/hashing/shard_function.hpp>
 #include <elfin/logging.hpp>
@@ -119,6 +124,9 @@ class EntityGroupHost final : public EntityHost {
     return registry_->running_actors(shards);
   }
   std::vector<std::uint64_t> idle(std::chrono::nanoseconds max_idle) override { return registry_->idle(max_idle); }
+  /// Only a running helper holds anything: a message routed to it after it ended was counted as
+  /// held and refused.
+  [[nodiscard]] bool holding() const override { return helper_running_.load() && registry_->holding(); }
   std::vector<std::uint64_t> wake(const std::set<std::uint32_t>& shards) override {
     const std::uint64_t group = group_.load();
     if (group == 0) return {};
@@ -128,7 +136,12 @@ class EntityGroupHost final : public EntityHost {
     return {};
   }
   /// The group's address, known once its helper started (at system start).
-  void set_group(std::uint64_t group) { group_.store(group); }
+  void set_group(std::uint64_t group) {
+    group_.store(group);
+    helper_running_.store(true);
+  }
+  /// The helper ended (its group stops).
+  void helper_ended() { helper_running_.store(false); }
   /// The entities started with their shard whose shard this pod owns now.
   [[nodiscard]] std::vector<std::string> owned_eager(const AssignmentCache& cache) const {
     std::vector<std::string> ids;
@@ -142,6 +155,7 @@ class EntityGroupHost final : public EntityHost {
   std::shared_ptr<EntityRegistry> registry_;
   std::vector<std::pair<std::string, std::uint32_t>> eager_;
   std::atomic<std::uint64_t> group_{0};
+  std::atomic<bool> helper_running_{false};
 };
 
 namespace detail {
@@ -191,6 +205,14 @@ template <class C>
 class Holds {
  public:
   Holds(Context<C, std::string> ctx, const HelperParts& parts) : ctx_(ctx), parts_(parts) {}
+  Holds(const Holds&) = delete;
+  Holds& operator=(const Holds&) = delete;
+  /// The helper ends (its group stops): what it holds goes nowhere.
+  ~Holds() {
+    for (auto& [id, queue] : held_) {
+      for (auto& envelope : queue.envelopes) give_up(id, envelope, "its entity group stopped");
+    }
+  }
 
   void hold(const std::string& id, Envelope envelope) {
     auto& queue = held_[id];
@@ -237,8 +259,21 @@ class Holds {
     log::warn("sharding entities {}: {} messages held for entity {} found no owner within {} ms; dropped", ctx_.group(),
               queue.envelopes.size(), id, parts_.hold_timeout.count());
     metrics::increment_counter("elfin_sharding_held_messages_dropped_total", queue.envelopes.size());
-    for (std::size_t i = 0; i < queue.envelopes.size(); ++i) registry.unhold(id);
-    queue.envelopes.clear();  // a request among them fails: it was never handled
+    for (auto& envelope : queue.envelopes) give_up(id, envelope, "no owner of its shard was found within hold_timeout");
+    queue.envelopes.clear();
+  }
+
+  /// A held message goes nowhere. A request among them reached no entity: it fails as one refused
+  /// (Failed, which request_entity tries again), not as one an entity dropped (Ignored, which
+  /// would say it may have been handled).
+  void give_up(const std::string& id, Envelope& envelope, std::string_view why) {
+    using ::elfin::detail::EnvelopeAccess;
+    auto* block = EnvelopeAccess::block(envelope);
+    if (EnvelopeAccess::obligated(envelope) && block->request) {
+      EnvelopeAccess::discharge(envelope);
+      block->request->fail(RequestError{RequestError::Failed, fmt::format("held for entity {}: {}", id, why)});
+    }
+    parts_.registry->unhold(id);
   }
 
   /// The entity group of the shard's owner, another pod; null while none is known.
@@ -271,6 +306,10 @@ Task<> run_helper(Context<C, std::string> ctx, HelperParts parts) {
   // group second, so either this Ping finds the shard owned or the assign finds the group.
   parts.host->set_group(ctx.group_addr().raw());
   std::ignore = ctx.unbounded_send_to(ctx.group_addr(), Ping{});
+  struct Running {
+    EntityGroupHost* host;
+    ~Running() { host->helper_ended(); }
+  } running{parts.host.get()};
   Holds<C> holds(ctx, parts);
   bool ticking = false;
   while (auto envelope = co_await ctx.recv()) {

@@ -56,6 +56,8 @@ class EntityRegistry final : public EntityHost {
   void rehold(const std::string& id);
   /// A held message left another way (forwarded to the shard's new owner, or given up).
   void unhold(const std::string& id);
+  /// Whether messages for some entity are held (not released yet).
+  [[nodiscard]] bool holding() const override;
   /// Whether an actor of `id` is listed (it runs or is stopping).
   [[nodiscard]] bool listed(const std::string& id) const;
   /// Whether `id`'s entity is stopping (asked to stop, not gone yet).

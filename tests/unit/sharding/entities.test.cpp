@@ -353,3 +353,25 @@ TEST_CASE(
   CHECK(seqs(cluster.carts().added(id)) == one_to(kHeld + 1));
   check_no_cart_on_two_pods(cluster);
 }
+
+TEST_CASE("sharding pods: a held request that finds no owner within hold_timeout fails as refused, never as ignored",
+          "[sharding]") {
+  PodCluster cluster(1, "50ms", true, /*carts=*/true, "entity_termination_timeout = \"300ms\"", false, {}, "",
+                     std::chrono::milliseconds{100});
+  REQUIRE(eventually([&] { return cluster.cache(1).owned().size() == PodCluster::kShards; }));
+  const std::string id = "lingering-1";
+  REQUIRE(send_numbered(cluster, 1, id, 1, 1) == 1);
+  REQUIRE(eventually([&] { return cluster.carts().running_on(PodCluster::ref(1).address) == 1; }));
+
+  // The only pod stops: once its cart is killed, the held request finds no owner (there is no
+  // other pod) and is dropped at hold_timeout. It reached no entity: the sender may try again
+  // (here the stopped pod refuses each retry until send_timeout). As Ignored it would end at once
+  // with Refused, as if an entity had dropped it.
+  cluster.proxy().send_to(cluster.group(1), elfin::Terminate{});
+  REQUIRE(eventually([&] { return cluster.registry(1).stopping(id); }));
+  const elfin::test::ClientAnswer answer = cluster.client_get(id, 1, std::chrono::milliseconds{2000});
+  INFO(answer.error);
+  CHECK_FALSE(answer.ok);
+  CHECK(answer.kind == static_cast<std::int32_t>(elfin::actors::sharding::EntitySendErrorKind::NoOwner));
+  CHECK(metric(cluster.proxy(), "elfin_sharding_held_messages_dropped_total") == 1);
+}

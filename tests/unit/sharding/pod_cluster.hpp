@@ -95,10 +95,13 @@ class PodCluster {
   /// `singletons`: each pod runs the singleton group `scheduler<N>` (named "scheduler").
   /// `cut_off`: pods whose requests reach no manager from the start (until `bring_manager_back`).
   /// `manager_extra`: more keys for the manager's section.
+  /// `hold_timeout`: the cart groups' (EntityOptions::hold_timeout).
   explicit PodCluster(std::size_t pods, std::string rebalance_interval = "50ms", bool with_manager = true,
                       bool carts = false, std::string pod_extra = "", bool singletons = false,
-                      const std::set<std::size_t>& cut_off = {}, std::string manager_extra = "")
+                      const std::set<std::size_t>& cut_off = {}, std::string manager_extra = "",
+                      std::chrono::milliseconds hold_timeout = std::chrono::seconds{10})
       : carts_(carts),
+        hold_timeout_(hold_timeout),
         singletons_(singletons),
         pod_extra_(std::move(pod_extra)),
         manager_extra_(std::move(manager_extra)) {
@@ -213,6 +216,7 @@ rebalance_rate = 1.0
         options.entity_id = cart_id;
         options.registry = registries_[i - 1];
         options.name = "carts";  // what every pod's cart group is located as
+        options.hold_timeout = hold_timeout_;
         const std::string address = ref(i).address;
         auto carts = topology.local(fmt::format("carts{}", i));
         carts.route_to(holder, [](const Envelope& e) { return e.is<CartHold>(); });
@@ -267,6 +271,7 @@ refresh_interval = "50ms"
   std::shared_ptr<std::atomic<bool>> manager_down_ = std::make_shared<std::atomic<bool>>(false);
   std::vector<std::shared_ptr<std::atomic<bool>>> cut_off_;  ///< per pod: its requests reach no manager
   bool carts_ = false;
+  std::chrono::milliseconds hold_timeout_;
   bool singletons_ = false;
   std::string pod_extra_;
   std::string manager_extra_;

@@ -197,6 +197,20 @@ std::size_t AssignmentCache::running_entities(const std::set<std::uint32_t>& sha
   return running;
 }
 
+std::vector<std::uint64_t> AssignmentCache::running_entity_actors(const std::set<std::uint32_t>& shards) const {
+  std::vector<std::uint64_t> actors;
+  for (const auto& host : hosts()) {
+    auto some = host->running_actors(shards);
+    actors.insert(actors.end(), some.begin(), some.end());
+  }
+  return actors;
+}
+
+bool AssignmentCache::holding_messages() const {
+  const auto all = hosts();
+  return std::any_of(all.begin(), all.end(), [](const auto& host) { return host->holding(); });
+}
+
 std::vector<std::uint64_t> AssignmentCache::wake_hosts(const std::set<std::uint32_t>& shards) const {
   std::vector<std::uint64_t> groups;
   for (const auto& host : hosts()) {

@@ -55,6 +55,17 @@ struct PassivateTick {
   ELFIN_MESSAGE(sharding_pod, PassivateTick);
 };
 
+/// Entities passivated entity_termination_timeout ago: those still running are killed.
+struct PassivateDeadline {
+  std::uint64_t op = 0;
+  ELFIN_MESSAGE(sharding_pod, PassivateDeadline, op);
+};
+
+/// A pod that stopped asks for the map again while its entity groups hold messages.
+struct HeldPoll {
+  ELFIN_MESSAGE(sharding_pod, HeldPoll);
+};
+
 /// Whether the entities a stop waits for are gone yet.
 struct StopCheck {
   std::uint64_t op = 0;

@@ -35,6 +35,10 @@ using namespace internal;
 
 // How often a stop looks whether the entities it waits for are gone.
 constexpr std::chrono::milliseconds kStopPoll{5};
+/// How often a pod that stopped asks the manager for the map while its entity groups hold
+/// messages for entities that stopped: unregistered, it is told of no change, and those messages
+/// wait for their shards' next owners, which only the manager knows.
+constexpr std::chrono::milliseconds kHeldPoll{50};
 
 Task<FetchDone> fetch_task(Ctx ctx) {
   FetchDone done;
@@ -101,8 +105,9 @@ class Pod {
       co_await handle(*envelope, this, &Pod::on_ping, &Pod::on_assign, &Pod::on_unassign, &Pod::on_changed,
                       &Pod::on_fetched, &Pod::on_registered, &Pod::on_retry_start, &Pod::on_report_tick,
                       &Pod::on_refresh_tick, &Pod::on_backoff, &Pod::on_backoff_done, &Pod::on_locate,
-                      &Pod::on_passivate_tick, &Pod::on_stop_check, &Pod::on_stop_deadline, &Pod::on_terminate,
-                      &Pod::on_unregistered, &Pod::on_validate, &Pod::on_config_updated);
+                      &Pod::on_passivate_tick, &Pod::on_passivate_deadline, &Pod::on_stop_check, &Pod::on_stop_deadline,
+                      &Pod::on_terminate, &Pod::on_unregistered, &Pod::on_held_poll, &Pod::on_validate,
+                      &Pod::on_config_updated);
     }
   }
 
@@ -110,6 +115,7 @@ class Pod {
   struct Stop {
     std::set<std::uint32_t> shards;
     std::optional<ResponseToken<ps::UnassignShards>> token;  ///< none: the graceful stop
+    bool killed = false;  ///< entity_termination_timeout passed: what still ran was killed
   };
 
   const PodConfig& config() const { return ctx_.config(); }
@@ -188,6 +194,18 @@ class Pod {
   }
 
   void on_passivate_tick(const PassivateTick&) { passivate(); }
+  void on_passivate_deadline(const PassivateDeadline& deadline) {
+    auto it = passivating_.find(deadline.op);
+    if (it == passivating_.end()) return;
+    // An actor that ended has a dead address: killing it does nothing.
+    std::size_t killed = 0;
+    for (auto actor : it->second) killed += ctx_.kill(Addr{actor}, "entity_termination_timeout") ? 1 : 0;
+    passivating_.erase(it);
+    if (killed == 0) return;
+    log::warn("sharding pod {}: {} passivated entities still running after entity_termination_timeout; killing them",
+              cache_->self(), killed);
+    metrics::increment_counter("elfin_sharding_entity_kills_total", killed);
+  }
   void on_stop_check(const StopCheck& check) { poll_stop(check.op, false); }
   void on_stop_deadline(const StopDeadline& deadline) { poll_stop(deadline.op, true); }
 
@@ -204,7 +222,17 @@ class Pod {
       log::warn("sharding pod {}: unregister failed ({}); the manager will find the pod gone", cache_->self(),
                 unregistered.detail);
     }
-    done_ = true;
+    end_drain();
+  }
+
+  void on_held_poll(const HeldPoll&) {
+    // After send_timeout every sender of a held request gave up: the pod waits no longer.
+    if (!cache_->holding_messages() || ctx_.now() - drained_at_ >= config().send_timeout) {
+      done_ = true;
+      return;
+    }
+    if (!fetching_) fetch();
+    ctx_.attach(Delay(kHeldPoll, HeldPoll{}));
   }
 
   void on_config_updated(const ConfigUpdated&) {
@@ -222,6 +250,7 @@ class Pod {
   void on_fetched(const FetchDone& fetched) {
     fetching_ = false;
     if (!fetched.ok) {
+      if (drained_) return;  // asked again at the next HeldPoll
       log::warn("sharding pod {}: cannot read the map from the manager ({}); retrying", cache_->self(), fetched.detail);
       if (!registered_) retry_later();
       return;
@@ -321,14 +350,22 @@ class Pod {
   void poll_stop(std::uint64_t op, bool deadline) {
     auto it = stops_.find(op);
     if (it == stops_.end()) return;
-    const std::size_t running = cache_->running_entities(it->second.shards);
-    if (running > 0 && !deadline) {
-      ctx_.attach(Delay(kStopPoll, StopCheck{op}));
-      return;
-    }
+    Stop& pending = it->second;
+    const std::size_t running = cache_->running_entities(pending.shards);
     if (running > 0) {
-      log::warn("sharding pod {}: {} entities still running after entity_termination_timeout; going on", cache_->self(),
-                running);
+      if (deadline && !pending.killed) {
+        // They ignored the termination message: killed at their next suspension. One busy in a
+        // synchronous loop stops only when it suspends, and the stop waits for it (I5 first).
+        pending.killed = true;
+        const auto actors = cache_->running_entity_actors(pending.shards);
+        log::warn("sharding pod {}: {} entities still running after entity_termination_timeout; killing them",
+                  cache_->self(), actors.size());
+        metrics::increment_counter("elfin_sharding_entity_kills_total", actors.size());
+        for (auto actor : actors) std::ignore = ctx_.kill(Addr{actor}, "entity_termination_timeout");
+      }
+      // The checks go on (one chain of them per stop) until the last entity is gone.
+      if (!deadline) ctx_.attach(Delay(kStopPoll, StopCheck{op}));
+      return;
     }
     Stop stop = std::move(it->second);
     stops_.erase(it);
@@ -337,9 +374,21 @@ class Pod {
       if (registered_) {
         ctx_.attach(Stream::once(unregister_task(ctx_, cache_->self())));
       } else {
-        done_ = true;
+        end_drain();
       }
     }
+  }
+
+  /// The graceful stop is over: the pod ends once its entity groups hold nothing more. What they
+  /// hold waits for the shards' next owners, known to this pod only from maps it asks for.
+  void end_drain() {
+    drained_ = true;
+    drained_at_ = ctx_.now();
+    if (cache_->holding_messages()) {
+      log::info("sharding pod {}: stopped; reading the map until the messages held for its entities went on",
+                cache_->self());
+    }
+    on_held_poll(HeldPoll{});
   }
 
   /// Sends the termination message to entity actors; they finish what they are handling first.
@@ -365,6 +414,9 @@ class Pod {
     if (idle.empty()) return;
     metrics::increment_counter("elfin_sharding_entity_passivations_total", idle.size());
     terminate(idle);
+    const std::uint64_t op = ++next_op_;
+    passivating_.emplace(op, idle);
+    ctx_.attach(Delay(config().entity_termination_timeout, PassivateDeadline{op}));
   }
 
   void publish() {
@@ -384,11 +436,14 @@ class Pod {
   bool fetching_ = false;
   bool retry_pending_ = false;
   bool draining_ = false;
+  bool drained_ = false;  ///< the graceful stop is over: only held messages keep the pod
+  std::chrono::steady_clock::time_point drained_at_;
   bool done_ = false;
   std::uint64_t registered_epoch_ = 0;
   std::uint64_t next_op_ = 0;
   std::uint64_t drain_op_ = 0;
   std::map<std::uint64_t, Stop> stops_;
+  std::map<std::uint64_t, std::vector<std::uint64_t>> passivating_;  ///< op -> the actors passivated
   std::map<std::uint64_t, ResponseToken<ps::Backoff>> backoffs_;
 };
 

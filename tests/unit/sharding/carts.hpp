@@ -76,6 +76,12 @@ struct ClientGet {
   ELFIN_REQUEST(test_carts, ClientGet, ClientAnswer, cart, carts, pod, send_timeout_ms, shard, group, unknown);
 };
 
+/// Asked by a stubborn cart of a group that holds it unanswered for ever (PodCluster's `void`).
+struct CartHold {
+  std::string cart;
+  ELFIN_REQUEST(test_carts, CartHold, Unit, cart);
+};
+
 /// One CartServe as a cart saw it.
 struct Served {
   std::string cart;
@@ -124,6 +130,16 @@ class CartWorld {
     std::lock_guard lock(mutex_);
     return served_.size();
   }
+  /// A cart handled a numbered CartAdd (any incarnation, any pod).
+  void added(const std::string& cart, std::uint64_t seq, const std::string& pod) {
+    std::lock_guard lock(mutex_);
+    added_[cart].emplace_back(seq, pod);
+  }
+  /// The numbered CartAdds `cart` handled, in the order it handled them, with the pod of each.
+  [[nodiscard]] std::vector<std::pair<std::uint64_t, std::string>> added(const std::string& cart) {
+    std::lock_guard lock(mutex_);
+    return added_[cart];
+  }
   [[nodiscard]] std::size_t starts() {
     std::lock_guard lock(mutex_);
     return starts_;
@@ -141,14 +157,28 @@ class CartWorld {
   std::vector<std::string> events_;
   std::vector<std::string> violations_;
   std::vector<Served> served_;
+  std::map<std::string, std::vector<std::pair<std::uint64_t, std::string>>> added_;
   std::size_t starts_ = 0;
 };
 
-/// A cart; one whose id starts with "silent" holds every CartGet and never answers. `registry`
-/// (when given) is where its owner token is read.
+/// A cart; one whose id starts with "silent" holds every CartGet and never answers, one whose id
+/// starts with "stubborn" waits on its first message for an answer that never comes (CartHold),
+/// so it never takes the termination message, and one whose id starts with "lingering" waits so
+/// once its input ended, so it stops only when killed. `registry` (when given) is where its owner token
+/// is read. The world hears of the cart's stop however it stops (killed too).
 inline Task<> cart(Context<NoConfig, std::string> ctx, std::shared_ptr<CartWorld> world, std::string pod,
                    std::shared_ptr<actors::sharding::EntityRegistry> registry = nullptr) {
   world->started(ctx.key(), pod);
+  struct Stopped {
+    CartWorld* world;
+    const std::string* cart;
+    const std::string* pod;
+    ~Stopped() { world->stopped(*cart, *pod); }
+  } stopped{world.get(), &ctx.key(), &pod};
+  if (ctx.key().starts_with("stubborn")) {
+    std::ignore = co_await ctx.recv();
+    std::ignore = co_await ctx.request(CartHold{ctx.key()});
+  }
   CartState state{pod, 0, true};
   std::uint64_t last_seq = 0;
   const bool silent = ctx.key().starts_with("silent");
@@ -165,6 +195,7 @@ inline Task<> cart(Context<NoConfig, std::string> ctx, std::shared_ptr<CartWorld
           if (add.seq != 0) {
             if (add.seq <= last_seq) state.in_order = false;
             last_seq = add.seq;
+            world->added(ctx.key(), add.seq, pod);
           }
         },
         [&](const CartGet&, ResponseToken<CartGet> token) {
@@ -179,7 +210,7 @@ inline Task<> cart(Context<NoConfig, std::string> ctx, std::shared_ptr<CartWorld
           ctx.respond(std::move(token), pod);
         });
   }
-  world->stopped(ctx.key(), pod);
+  if (ctx.key().starts_with("lingering")) std::ignore = co_await ctx.request(CartHold{ctx.key()});
 }
 
 /// Runs ClientGet's request_entity and answers with what it gave.

@@ -1,13 +1,22 @@
 // Sharded entity groups on pods of a real shard manager: an entity starts lazily on the pod that
 // owns its shard and nowhere else, a handoff stops it before its shard moves (no cart ever on two
-// pods), idle entities passivate, and a stopping pod stops its entities.
+// pods), idle entities passivate, a stopping pod stops its entities, one that ignores the
+// termination message is killed at entity_termination_timeout, and what is sent to an entity
+// while it stops is held for its next incarnation (here or on the shard's new owner).
+#include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
+
+#include <elfin/hashing/shard_function.hpp>
+#include <elfin/protocols/sharding/pod_protocol.hpp>
 
 #include "pod_cluster.hpp"
 
@@ -196,4 +205,173 @@ TEST_CASE("sharding pods: each message restarts an entity's idle clock, so a bus
   // Left alone, it passivates.
   REQUIRE(eventually([&] { return cluster.registry(1).size() == 0; }));
   CHECK(metric(cluster.proxy(), "elfin_sharding_entity_passivations_total") >= 1);
+}
+
+TEST_CASE(
+    "sharding pods: an entity that ignores the termination message is killed at entity_termination_timeout, and the "
+    "unassign is acknowledged only once it is gone",
+    "[sharding]") {
+  PodCluster cluster(1, "1h", true, /*carts=*/true, "entity_termination_timeout = \"500ms\"");
+  REQUIRE(eventually([&] { return cluster.cache(1).owned().size() == PodCluster::kShards; }));
+  // The stubborn cart waits for an answer that never comes: the termination message stays queued.
+  const std::string id = "stubborn-1";
+  cluster.proxy().send_to(cluster.carts_of(1), CartAdd{id, 0});
+  REQUIRE(eventually([&] { return cluster.carts().running_on(PodCluster::ref(1).address) == 1; }));
+  const auto function = elfin::hashing::ShardFunction::parse("jump-xxh64/1:16").value();
+  const std::uint32_t shard = function.shard_of(id).value();
+
+  const auto asked = std::chrono::steady_clock::now();
+  auto ack = cluster.proxy().request_fallible(
+      elfin::protocols::sharding::UnassignShards{PodCluster::ref(1), {shard}, cluster.cache(1).epoch() + 1},
+      elfin::Addr{cluster.cache(1).endpoint()});
+  const auto waited = std::chrono::steady_clock::now() - asked;
+  REQUIRE(ack);
+  CHECK(*ack);
+  // Answered after the timeout, and only once the cart no longer ran.
+  CHECK(waited >= std::chrono::milliseconds{500});
+  CHECK(cluster.carts().running_on(PodCluster::ref(1).address) == 0);
+  CHECK(cluster.registry(1).size() == 0);
+  CHECK(metric(cluster.proxy(), "elfin_sharding_entity_kills_total") == 1);
+}
+
+namespace {
+
+/// `count` numbered CartAdds for `cart`, from `first` on, each sent without waiting; how many
+/// the pod's cart group took.
+std::uint64_t send_numbered(PodCluster& cluster, std::size_t pod, const std::string& cart, std::uint64_t first,
+                            std::uint64_t count) {
+  std::uint64_t taken = 0;
+  for (std::uint64_t seq = first; seq < first + count; ++seq) {
+    if (cluster.proxy().try_send_to(cluster.carts_of(pod), CartAdd{cart, seq})) ++taken;
+  }
+  return taken;
+}
+
+std::vector<std::uint64_t> seqs(const std::vector<std::pair<std::uint64_t, std::string>>& added) {
+  std::vector<std::uint64_t> out;
+  for (const auto& [seq, pod] : added) out.push_back(seq);
+  return out;
+}
+
+std::vector<std::uint64_t> one_to(std::uint64_t n) {
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t seq = 1; seq <= n; ++seq) out.push_back(seq);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sharding pods: messages sent while an entity passivates are held and delivered, in order, to its next "
+    "incarnation",
+    "[sharding]") {
+  PodCluster cluster(1, "50ms", true, /*carts=*/true,
+                     "entity_max_idle_time = \"100ms\"\nentity_termination_timeout = \"400ms\"");
+  REQUIRE(eventually([&] { return cluster.cache(1).owned().size() == PodCluster::kShards; }));
+  // The lingering cart stops only when killed: it stays "stopping" for entity_termination_timeout.
+  const std::string id = "lingering-1";
+  REQUIRE(send_numbered(cluster, 1, id, 1, 1) == 1);
+  REQUIRE(eventually([&] { return cluster.registry(1).stopping(id); }));
+  constexpr std::uint64_t kHeld = 50;
+  CHECK(send_numbered(cluster, 1, id, 2, kHeld) == kHeld);  // none refused
+
+  REQUIRE(eventually([&] { return cluster.carts().added(id).size() == kHeld + 1; }));
+  CHECK(seqs(cluster.carts().added(id)) == one_to(kHeld + 1));
+  CHECK(cluster.carts().starts() == 2);  // the held ones went to one new incarnation
+  CHECK(metric(cluster.proxy(), "elfin_sharding_held_messages_delivered_total") == kHeld);
+  CHECK(metric(cluster.proxy(), "elfin_sharding_entity_kills_total") >= 1);
+}
+
+TEST_CASE(
+    "sharding pods: messages sent while an entity stops for a handoff are held and delivered, in order, to its next "
+    "incarnation on the new owner",
+    "[sharding]") {
+  // Pod 2 reaches the manager only later: pod 1 takes every shard first, then hands half over.
+  PodCluster cluster(2, "50ms", true, /*carts=*/true, "entity_termination_timeout = \"1s\"", false, {2});
+  REQUIRE(eventually([&] { return cluster.cache(1).owned().size() == PodCluster::kShards; }));
+  const auto function = elfin::hashing::ShardFunction::parse("jump-xxh64/1:16").value();
+  // A lingering cart on every shard: whichever shards move, their carts stop only when killed.
+  std::map<std::uint32_t, std::string> carts;
+  for (int i = 0; carts.size() < PodCluster::kShards; ++i) {
+    const std::string id = fmt::format("lingering-{}", i);
+    carts.try_emplace(function.shard_of(id).value(), id);
+  }
+  for (const auto& [shard, id] : carts) REQUIRE(send_numbered(cluster, 1, id, 1, 1) == 1);
+  REQUIRE(eventually([&] { return cluster.carts().running_on("pod-1") == PodCluster::kShards; }));
+
+  cluster.bring_manager_back();
+  std::string moving;
+  REQUIRE(eventually([&] {
+    for (const auto& [shard, id] : carts) {
+      if (cluster.registry(1).stopping(id)) moving = id;
+    }
+    return !moving.empty();
+  }));
+  constexpr std::uint64_t kHeld = 20;
+  CHECK(send_numbered(cluster, 1, moving, 2, kHeld) == kHeld);  // sent to the old owner, none refused
+
+  REQUIRE(eventually([&] { return cluster.carts().added(moving).size() == kHeld + 1; }));
+  const auto added = cluster.carts().added(moving);
+  CHECK(seqs(added) == one_to(kHeld + 1));
+  CHECK(added.front().second == "pod-1");
+  for (std::size_t i = 1; i < added.size(); ++i) CHECK(added[i].second == "pod-2");
+  check_no_cart_on_two_pods(cluster);
+}
+
+TEST_CASE(
+    "sharding pods: what is held for an entity of a pod that stops gracefully goes to the shard's new owner, a request "
+    "answered there",
+    "[sharding]") {
+  PodCluster cluster(2, "50ms", true, /*carts=*/true, "entity_termination_timeout = \"1s\"");
+  REQUIRE(eventually([&] {
+    return cluster.cache(1).owned().size() + cluster.cache(2).owned().size() == PodCluster::kShards &&
+           !cluster.cache(2).owned().empty();
+  }));
+  std::string id;
+  for (int i = 0; id.empty(); ++i) {
+    const std::string candidate = fmt::format("lingering-{}", i);
+    if (cluster.owner_of(candidate) == 2) id = candidate;
+  }
+  REQUIRE(send_numbered(cluster, 2, id, 1, 1) == 1);
+  REQUIRE(eventually([&] { return cluster.carts().running_on(PodCluster::ref(2).address) == 1; }));
+
+  // The pod stops: its lingering cart is killed only at entity_termination_timeout, and the pod
+  // unregisters after that, so the cart's shard gets its next owner only once its messages are
+  // held. Nothing tells an unregistered pod of that owner unless it asks.
+  cluster.proxy().send_to(cluster.group(2), elfin::Terminate{});
+  REQUIRE(eventually([&] { return cluster.registry(2).stopping(id); }));
+  constexpr std::uint64_t kHeld = 10;
+  CHECK(send_numbered(cluster, 2, id, 2, kHeld) == kHeld);
+  // Sent to the stopping pod, held there behind the adds, answered by the new owner's cart well
+  // before hold_timeout (10 s). Every attempt goes to pod 2, which refuses once it held nothing:
+  // only the held one can be answered.
+  const elfin::test::ClientAnswer answer = cluster.client_get(id, 2, std::chrono::milliseconds{5000});
+  INFO(answer.error);
+  REQUIRE(answer.ok);
+  CHECK(answer.state.pod == PodCluster::ref(1).address);
+  CHECK(answer.state.items == kHeld);
+  CHECK(seqs(cluster.carts().added(id)) == one_to(kHeld + 1));
+  check_no_cart_on_two_pods(cluster);
+}
+
+TEST_CASE("sharding pods: a held request that finds no owner within hold_timeout fails as refused, never as ignored",
+          "[sharding]") {
+  PodCluster cluster(1, "50ms", true, /*carts=*/true, "entity_termination_timeout = \"300ms\"", false, {}, "",
+                     std::chrono::milliseconds{100});
+  REQUIRE(eventually([&] { return cluster.cache(1).owned().size() == PodCluster::kShards; }));
+  const std::string id = "lingering-1";
+  REQUIRE(send_numbered(cluster, 1, id, 1, 1) == 1);
+  REQUIRE(eventually([&] { return cluster.carts().running_on(PodCluster::ref(1).address) == 1; }));
+
+  // The only pod stops: once its cart is killed, the held request finds no owner (there is no
+  // other pod) and is dropped at hold_timeout. It reached no entity: the sender may try again
+  // (here the stopped pod refuses each retry until send_timeout). As Ignored it would end at once
+  // with Refused, as if an entity had dropped it.
+  cluster.proxy().send_to(cluster.group(1), elfin::Terminate{});
+  REQUIRE(eventually([&] { return cluster.registry(1).stopping(id); }));
+  const elfin::test::ClientAnswer answer = cluster.client_get(id, 1, std::chrono::milliseconds{2000});
+  INFO(answer.error);
+  CHECK_FALSE(answer.ok);
+  CHECK(answer.kind == static_cast<std::int32_t>(elfin::actors::sharding::EntitySendErrorKind::NoOwner));
+  CHECK(metric(cluster.proxy(), "elfin_sharding_held_messages_dropped_total") == 1);
 }

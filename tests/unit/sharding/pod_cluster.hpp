@@ -95,10 +95,13 @@ class PodCluster {
   /// `singletons`: each pod runs the singleton group `scheduler<N>` (named "scheduler").
   /// `cut_off`: pods whose requests reach no manager from the start (until `bring_manager_back`).
   /// `manager_extra`: more keys for the manager's section.
+  /// `hold_timeout`: the cart groups' (EntityOptions::hold_timeout).
   explicit PodCluster(std::size_t pods, std::string rebalance_interval = "50ms", bool with_manager = true,
                       bool carts = false, std::string pod_extra = "", bool singletons = false,
-                      const std::set<std::size_t>& cut_off = {}, std::string manager_extra = "")
+                      const std::set<std::size_t>& cut_off = {}, std::string manager_extra = "",
+                      std::chrono::milliseconds hold_timeout = std::chrono::seconds{10})
       : carts_(carts),
+        hold_timeout_(hold_timeout),
         singletons_(singletons),
         pod_extra_(std::move(pod_extra)),
         manager_extra_(std::move(manager_extra)) {
@@ -190,6 +193,14 @@ rebalance_rate = 1.0
 {}
 )",
                                      kShards, rebalance_interval, manager_extra_);
+    // Holds every request it gets, unanswered, for as long as the system runs.
+    auto holder = topology.local("void");
+    holder.mount(ActorGroup().exec([](Context<> ctx) -> Task<> {
+      std::vector<ResponseToken<CartHold>> held;
+      while (auto envelope = co_await ctx.recv()) {
+        if (envelope->is<CartHold>()) held.push_back(envelope->take_token<CartHold>());
+      }
+    }));
     for (std::size_t i = 1; i <= caches_.size(); ++i) {
       const std::string name = fmt::format("pod{}", i);
       auto pod = topology.local(name);
@@ -204,11 +215,14 @@ rebalance_rate = 1.0
         options.shard_function = fmt::format("jump-xxh64/1:{}", kShards);
         options.entity_id = cart_id;
         options.registry = registries_[i - 1];
+        options.name = "carts";  // what every pod's cart group is located as
+        options.hold_timeout = hold_timeout_;
         const std::string address = ref(i).address;
-        topology.local(fmt::format("carts{}", i))
-            .mount(actors::sharding::entities(
-                std::move(options),
-                [world = world_, address](Context<NoConfig, std::string> ctx) { return cart(ctx, world, address); }));
+        auto carts = topology.local(fmt::format("carts{}", i));
+        carts.route_to(holder, [](const Envelope& e) { return e.is<CartHold>(); });
+        carts.mount(actors::sharding::entities(
+            std::move(options),
+            [world = world_, address](Context<NoConfig, std::string> ctx) { return cart(ctx, world, address); }));
       }
       config += fmt::format(R"(
 [{}]
@@ -216,10 +230,14 @@ address = "{}"
 shard_function = "jump-xxh64/1:{}"
 retry_interval = "20ms"
 refresh_interval = "50ms"
-entity_termination_timeout = "5s"
+{}
 {}
 )",
-                            name, ref(i).address, kShards, pod_extra_);
+                            name, ref(i).address, kShards,
+                            pod_extra_.find("entity_termination_timeout") == std::string::npos
+                                ? "entity_termination_timeout = \"5s\""
+                                : "",
+                            pod_extra_);
     }
     if (singletons_) {
       for (std::size_t i = 1; i <= caches_.size(); ++i) {
@@ -253,6 +271,7 @@ entity_termination_timeout = "5s"
   std::shared_ptr<std::atomic<bool>> manager_down_ = std::make_shared<std::atomic<bool>>(false);
   std::vector<std::shared_ptr<std::atomic<bool>>> cut_off_;  ///< per pod: its requests reach no manager
   bool carts_ = false;
+  std::chrono::milliseconds hold_timeout_;
   bool singletons_ = false;
   std::string pod_extra_;
   std::string manager_extra_;

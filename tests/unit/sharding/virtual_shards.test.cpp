@@ -1,8 +1,9 @@
 // Virtual shards in NoriKV's manner (the sharding study's §4.5) built from an entity group whose
 // entity ids are shard numbers: one shard actor per shard, created on first access, each with its
-// own state directory `<root>/shard-<id>/`. Checked: a shard actor is created once however many
-// first messages race, and one still being created (its start waits on a gate) blocks no other
-// shard; nothing exists until addressed; a damaged directory fails only its own shard; a graceful
+// own state directory `<root>/shard-<id>/`. Checked: shard 0 exists after start-up (started with
+// its shard, never passivated); a shard actor is created once however many first messages race,
+// and one still being created (its start waits on a gate) blocks no other shard; no other shard
+// exists until addressed; a damaged directory fails only its own shard; a graceful
 // stop handles every queued request before a shard closes its storage, and nothing is accepted
 // after it.
 #include <atomic>
@@ -199,6 +200,7 @@ struct VirtualShards {
     options.shard_function = "jump-xxh64/1:16";
     options.entity_id = shard_key;
     options.registry = registry;
+    options.start_with_shard = {"0"};
     topology.local("shards").mount(sharding::entities(
         std::move(options),
         [shards = shards](elfin::Context<elfin::NoConfig, std::string> ctx) { return shard_actor(ctx, shards); }));
@@ -231,10 +233,12 @@ TEST_CASE(
     "[sharding]") {
   VirtualShards v;
   REQUIRE(eventually([&] { return v.cache->owned().size() == 16; }));
-  // Nothing exists until addressed.
-  CHECK(v.registry->size() == 0);
-  CHECK(v.shards->created_total() == 0);
-  CHECK_FALSE(std::filesystem::exists(v.shards->root()));
+  // Shard 0 exists after start-up, unaddressed; no other shard exists until addressed.
+  REQUIRE(eventually([&] { return v.registry->size() == 1; }));
+  CHECK(v.registry->token("0"));
+  REQUIRE(eventually([&] { return std::filesystem::exists(v.shards->dir("0")); }));
+  CHECK(v.shards->created("0") == 1);
+  CHECK(v.shards->created_total() == 1);
 
   // Shard 3's creation waits at the gate; two senders race with its first messages meanwhile.
   v.shards->gate("3");
@@ -256,7 +260,7 @@ TEST_CASE(
   auto three = v.proxy->request_fallible(ShardGet{3}, v.group());
   REQUIRE(three);
   CHECK(v.shards->created("3") == 1);  // one actor took all 80 first messages
-  CHECK(v.registry->size() == 2);
+  CHECK(v.registry->size() == 3);      // shards 0, 3 and 5
   CHECK(std::filesystem::exists(v.shards->dir("3") / "value"));
   CHECK(std::filesystem::exists(v.shards->dir("5") / "value"));
 }
@@ -267,8 +271,9 @@ TEST_CASE("sharding pods: each virtual shard keeps its state in its own director
   REQUIRE(eventually([&] { return v.cache->owned().size() == 16; }));
   REQUIRE(v.proxy->request_fallible(ShardPut{3, "three"}, v.group()));
   REQUIRE(v.proxy->request_fallible(ShardPut{5, "five"}, v.group()));
-  // Both passivate; their state stays in their directories.
-  REQUIRE(eventually([&] { return v.registry->size() == 0; }));
+  // Both passivate (shard 0 never does); their state stays in their directories.
+  REQUIRE(eventually([&] { return v.registry->size() == 1; }));
+  CHECK(v.registry->token("0"));
   CHECK(read_value(v.shards->dir("3") / "value") == "three");
   CHECK(read_value(v.shards->dir("5") / "value") == "five");
 

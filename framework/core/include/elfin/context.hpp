@@ -155,11 +155,31 @@ class Context {
   /// delays that wake it, so the actor behaves the same in a simulated cluster.
   [[nodiscard]] std::chrono::steady_clock::time_point now() const { return detail::system_now(cell_->group()); }
 
+  /// Sends a received envelope on, as it is, to `to` (a group: its router decides; an actor),
+  /// never waiting: its sender, trace id and, for a request, the duty to answer go with it, so its
+  /// new recipient answers the original requester. On failure `envelope` holds it again, duty
+  /// included, for another try.
+  Result<void, SendErrorKind> try_forward_to(Addr to, Envelope& envelope) {
+    return detail::forward_envelope(cell_->group().system(), to, envelope);
+  }
+
   // --- lifecycle ------------------------------------------------------------------------------
   void set_status(ActorStatus status) { cell_->set_status(std::move(status)); }
   [[nodiscard]] const ActorStatus& status() const { return cell_->status(); }
   /// Starts the termination of the whole system (as SIGTERM would).
   void terminate_system(std::string reason) { detail::terminate_system(cell_->group().system(), std::move(reason)); }
+  /// Ends the actor at `actor` (of this node) without its cooperation: the next time it is
+  /// suspended — waiting in `recv`, on a send, a request or a yield, or not started yet — its
+  /// coroutine frame is destroyed instead of resumed (its destructors run, its pending requests
+  /// and timers are dropped), what its mailbox holds is dropped (queued requests fail), and it ends
+  /// Terminated ("killed: <reason>"), never restarted. No Terminate is delivered. An actor busy in
+  /// a synchronous loop is ended only once it suspends. A message sent to it after the kill may
+  /// still be queued, then dropped. False if there is no such actor (it finished, the address is
+  /// remote or a group's) or a kill was asked already. Returns at once; watch the actor's status
+  /// (or whatever its frame's destructors do) to know it ended.
+  bool kill(Addr actor, std::string reason = "killed") {
+    return detail::kill_actor(cell_->group().system(), actor, std::move(reason));
+  }
   /// Overrides the group's restart policy (config, else blueprint) for this lifecycle only; a
   /// restarted actor starts with the group's again. `std::nullopt` restores the group's now.
   void set_restart_policy(std::optional<RestartPolicy> policy) { cell_->set_restart_override(policy); }

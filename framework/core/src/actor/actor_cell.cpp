@@ -76,6 +76,22 @@ void ActorCell::notify() {
   }
 }
 
+bool ActorCell::request_kill(std::string reason) {
+  {
+    std::lock_guard lock(status_mu_);
+    if (kill_requested_.load(std::memory_order_relaxed)) return false;
+    kill_reason_ = std::move(reason);
+    kill_requested_.store(true, std::memory_order_release);
+  }
+  notify();
+  return true;
+}
+
+std::string ActorCell::kill_reason() const {
+  std::lock_guard lock(status_mu_);
+  return kill_reason_;
+}
+
 bool ActorCell::wait_external(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock lock(ext_mu_);
   bool signalled = ext_cv_.wait_until(lock, deadline, [&] { return ext_signals_ != ext_seen_; });

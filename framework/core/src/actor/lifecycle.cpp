@@ -51,6 +51,23 @@ void unregister_actor(SystemCore& system, ActorCell& cell) {
   system.termination().actor_finished(cell);
 }
 
+bool kill_actor(SystemCore& system, Addr actor, std::string reason) {
+  if (actor.is_null() || actor.is_group() || actor.node_no() != system.node_no()) return false;
+  auto cell = system.address_book().find(actor);
+  if (!cell || cell->is_external()) return false;
+  return cell->request_kill(std::move(reason));
+}
+
+void end_killed(ActorCell& cell) {
+  auto keep_alive = cell.shared_from_this();
+  close_for_good(cell);
+  cell.settle_abandoned(RequestError::Ignored);
+  cell.set_status(ActorStatus::TERMINATED.with_details("killed: " + cell.kill_reason()));
+  GroupRuntime& group = cell.group();
+  if (auto& telemetry = group.telemetry(); telemetry.active()) telemetry.on_status(cell, cell.status().kind(), {});
+  unregister_actor(group.system(), cell);
+}
+
 void finish_actor(ActorCell& cell) {
   auto keep_alive = cell.shared_from_this();
   ActorStatus final_status = ActorStatus::TERMINATED;

@@ -14,6 +14,12 @@ class ActorCell;
 /// Runs when an actor's exec has finished: its final status, a restart or its end.
 void finish_actor(ActorCell& cell);
 
+/// Ends an actor whose kill was requested (ActorCell::request_kill), on the worker that took it
+/// instead of resuming it: closed for good (queued requests fail, sources and frame destroyed,
+/// the frame's destructors running on this thread), Terminated with the kill's reason, never
+/// restarted, unregistered.
+void end_killed(ActorCell& cell);
+
 /// The end of an actor's input, written once for every way an actor stops for good (it finished,
 /// it was forgotten while waiting for a restart, or termination gave up on it at shutdown): refuse
 /// new messages, make the cell Dead so a notify is a no-op, drop what is still queued (a request

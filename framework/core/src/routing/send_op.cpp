@@ -18,8 +18,10 @@ SendOp::SendOp(GroupRuntime& from, Envelope envelope, SendMode mode) : envelope_
 
 SendOp::SendOp(SystemCore& system, Addr to, Envelope envelope, SendMode mode)
     : envelope_(std::move(envelope)), mode_(mode) {
-  // The block is not shared yet (it was just made, or taken back from a failed push).
-  if (envelope_.valid()) EnvelopeAccess::block(envelope_)->recipient = to;
+  // Only while the block is not shared (it was just made, or taken back from a failed push): a
+  // forwarded envelope may still be read by a dump, and keeps its first recipient.
+  if (envelope_.valid() && EnvelopeAccess::block(envelope_)->refs.load(std::memory_order_acquire) == 1)
+    EnvelopeAccess::block(envelope_)->recipient = to;
   resolve_error_ = system.resolve_addr(to, envelope_, targets_);
 }
 
@@ -69,6 +71,29 @@ Result<void, SendErrorKind> SendOp::result() const {
   if (resolve_error_) return Err{*resolve_error_};
   if (any_ok_ || targets_.absorbed()) return {};
   return Err{any_full_ ? SendErrorKind::Full : SendErrorKind::Closed};
+}
+
+}  // namespace elfin::detail
+
+namespace elfin::detail {
+
+Result<void, SendErrorKind> forward_envelope(SystemCore& system, Addr to, Envelope& envelope) {
+  // The duty to answer moves with the envelope: the push below counts a delivery of its own, and
+  // the one this handle was delivered with is settled only once that push succeeded, so the
+  // requester never sees a moment with nobody owing it an answer.
+  const bool obligated = EnvelopeAccess::obligated(envelope);
+  std::shared_ptr<RequestStateBase> request = obligated ? EnvelopeAccess::block(envelope)->request : nullptr;
+  EnvelopeAccess::discharge(envelope);
+  SendOp op{system, to, std::move(envelope), SendMode::Unbounded};
+  std::ignore = op.run(nullptr);
+  auto result = op.result();
+  if (result) {
+    if (request) request->cancel_delivery();
+    return result;
+  }
+  envelope = std::move(op).take_envelope();
+  if (obligated) EnvelopeAccess::mark_obligated(envelope);
+  return result;
 }
 
 }  // namespace elfin::detail

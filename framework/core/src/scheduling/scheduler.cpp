@@ -315,6 +315,14 @@ void Scheduler::run_cell(ActorCell* cell) {
   CurrentActorScope current(cell);
   BusyTimer busy(*cell);
   for (unsigned polls = 0;; ++polls) {
+    // Checked before every poll: a kill that arrives while the actor runs makes its notify fail
+    // the CAS to Idle below, so the actor is ended at the suspension it just reached.
+    if (cell->kill_requested()) {
+      busy.stop(true);
+      end_killed(*cell);
+      leave_flight();
+      return;
+    }
     if (cell->poll_fn_ == nullptr || cell->poll_fn_(cell->poll_arg_)) {
       cell->poll_fn_ = nullptr;
       std::exchange(cell->resume_point_, {}).resume();

@@ -21,6 +21,10 @@
 // (`poll_fn_`): the worker calls the poll function before resuming and goes idle if it says
 // "not yet". Wakeups may be spurious; polls make them harmless.
 //
+// A kill (`request_kill`, any thread) only sets a flag and notifies: the worker that next takes
+// the actor checks the flag before it polls or resumes, and ends the actor there (lifecycle.hpp,
+// end_killed), so the frame is destroyed by the one thread that owns it, while it is suspended.
+//
 // Restarts reuse the cell: its address, its mailbox (with whatever was sent while it waited) and
 // its backoff series survive; `begin_lifecycle` resets everything that belonged to the previous
 // actor (status, trace id, restart override, coroutine frame).
@@ -114,6 +118,13 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   [[nodiscard]] std::uint64_t external_signals();
   bool wait_external_after(std::uint64_t seen, std::chrono::steady_clock::time_point deadline);
 
+  /// Asks the runtime to end this actor the next time a worker takes it, without resuming it
+  /// (Context::kill). False if a kill was asked already. Any thread.
+  bool request_kill(std::string reason);
+  [[nodiscard]] bool kill_requested() const { return kill_requested_.load(std::memory_order_acquire); }
+  /// The reason the first kill gave. Any thread.
+  [[nodiscard]] std::string kill_reason() const;
+
   // --- owned by the thread running the actor --------------------------------------------------
   void suspend(std::coroutine_handle<> at, PollFn poll, void* awaiter) {
     resume_point_ = at;
@@ -182,6 +193,8 @@ class ActorCell : public std::enable_shared_from_this<ActorCell> {
   TraceId trace_id_;
   ActorStatus status_;  // written under status_mu_ by the owner, read without it by the owner
   mutable SpinLock status_mu_;
+  std::atomic<bool> kill_requested_{false};
+  std::string kill_reason_;  // guarded by status_mu_
   std::optional<RestartPolicy> restart_override_;
   ActorStartInfo start_info_;
   RestartBackoff backoff_;

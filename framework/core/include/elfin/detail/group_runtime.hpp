@@ -175,6 +175,9 @@ void start_actor(ActorCell& cell);
 void terminate_system(SystemCore& system, std::string reason);
 /// Tells the system an actor left its group (wakes termination waiters, frees its address).
 void unregister_actor(SystemCore& system, ActorCell& cell);
+/// Asks the actor at `actor` (of this node, not external) to be ended at its next suspension
+/// (Context::kill). False if there is no such actor or it was asked already. Any thread.
+bool kill_actor(SystemCore& system, Addr actor, std::string reason);
 /// Finishes a cell that will never run again: closes and drains its mailbox (queued requests
 /// fail), then unregisters it.
 void forget_actor(ActorCell& cell);

@@ -63,4 +63,8 @@ class SendOp {
   std::optional<SendErrorKind> resolve_error_;
 };
 
+/// Sends a received envelope on to `to`, never waiting (Context::try_forward_to). On failure
+/// `envelope` holds it again, with the answer duty it came with.
+Result<void, SendErrorKind> forward_envelope(SystemCore& system, Addr to, Envelope& envelope);
+
 }  // namespace elfin::detail

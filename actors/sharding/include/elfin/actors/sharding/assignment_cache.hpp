@@ -53,8 +53,16 @@ class EntityHost {
   virtual std::vector<std::uint64_t> stop(const std::set<std::uint32_t>& shards) = 0;
   /// How many entities of `shards` still run.
   [[nodiscard]] virtual std::size_t running(const std::set<std::uint32_t>& shards) const = 0;
+  /// The actors of the entities of `shards` that still run (those that outlive
+  /// entity_termination_timeout are killed). None by default.
+  [[nodiscard]] virtual std::vector<std::uint64_t> running_actors(const std::set<std::uint32_t>& /*shards*/) const {
+    return {};
+  }
   /// The actors of the entities nothing was routed to for `max_idle` (to passivate).
   virtual std::vector<std::uint64_t> idle(std::chrono::nanoseconds max_idle) = 0;
+  /// Whether messages are held for entities that stop or stopped, waiting for where to go (a
+  /// pod that stopped lives on while they wait: they may wait for its shards' next owners).
+  [[nodiscard]] virtual bool holding() const { return false; }
   /// `shards` became this pod's: the group addresses to send elfin::Ping to, which starts an
   /// actor that must run without being written to (a singleton). None by default.
   virtual std::vector<std::uint64_t> wake(const std::set<std::uint32_t>& /*shards*/) { return {}; }
@@ -121,6 +129,10 @@ class AssignmentCache {
   /// The actors of every host's entities idle for `max_idle`.
   [[nodiscard]] std::vector<std::uint64_t> idle_entities(std::chrono::nanoseconds max_idle) const;
   [[nodiscard]] std::size_t running_entities(const std::set<std::uint32_t>& shards) const;
+  /// The actors of every host's entities of `shards` that still run.
+  [[nodiscard]] std::vector<std::uint64_t> running_entity_actors(const std::set<std::uint32_t>& shards) const;
+  /// Whether some host holds messages for entities that stop or stopped.
+  [[nodiscard]] bool holding_messages() const;
   /// The group addresses every host wants woken now that `shards` are this pod's.
   [[nodiscard]] std::vector<std::uint64_t> wake_hosts(const std::set<std::uint32_t>& shards) const;
 

@@ -1,11 +1,12 @@
 // request_entity: a request to an entity that keeps trying until the shard's owner answers or
 // `send_timeout` passed, then gives a typed error. An attempt fails when no pod is known to own
-// the shard, when the pod it reached does not own it (its entity router refuses it, also while
-// the entity is stopping for a handoff), or when the owner's node is unreachable; the next attempt
-// waits a backoff that doubles from 10 ms to 200 ms (Shardcake retries every 100-200 ms), and sees
-// the cache as it is by then. A refused attempt reached no entity, so trying it again can never
-// make an entity handle the request twice: across a handoff the request is handled once, by the
-// old owner before it stopped or by the new one.
+// the shard, when the pod it reached does not own it (its entity router refuses it; one whose
+// entity is stopping holds it instead, up to `max_held`, and hands it to the next incarnation),
+// or when the owner's node is unreachable; the next attempt waits a backoff that doubles from
+// 10 ms to 200 ms (Shardcake retries every 100-200 ms), and sees the cache as it is by then. A
+// refused attempt reached no entity, so trying it again can never make an entity handle the
+// request twice: across a handoff the request is handled once, by the old owner before it
+// stopped or by the new one.
 //
 // Every wait ends by the deadline: an owner that took the request and holds it without answering
 // gives Unanswered when `send_timeout` ends (the request may have been handled). An entity group

@@ -9,8 +9,9 @@
 // sharding actor wakes the group with elfin::Ping, which never reaches the user's code), not on
 // a first message: a singleton runs even when nobody writes to it. It is stopped with the
 // termination message when the shard is unassigned or the pod stops, and the unassign is
-// acknowledged only once it ended (bounded by entity_termination_timeout, as for entities), so
-// the manager never gives the shard to another pod while it runs: two never run at once. Between
+// acknowledged only once it ended (killed if still running after entity_termination_timeout, as
+// entities are), so the manager never gives the shard to another pod while it runs: two never
+// run at once. Between
 // the stop and the start on the new owner no instance runs (the handoff gap).
 //
 // Messages to the group reach the actor only on the owning pod (elsewhere they are refused:
@@ -64,6 +65,9 @@ class SingletonHost final : public EntityHost {
   std::vector<std::uint64_t> stop(const std::set<std::uint32_t>& shards) override { return registry_->stop(shards); }
   [[nodiscard]] std::size_t running(const std::set<std::uint32_t>& shards) const override {
     return registry_->running(shards);
+  }
+  [[nodiscard]] std::vector<std::uint64_t> running_actors(const std::set<std::uint32_t>& shards) const override {
+    return registry_->running_actors(shards);
   }
   std::vector<std::uint64_t> idle(std::chrono::nanoseconds) override { return {}; }  // never passivated
   std::vector<std::uint64_t> wake(const std::set<std::uint32_t>& shards) override {

@@ -38,7 +38,8 @@ TEST_CASE("sharding pods: a singleton starts unasked on the pod owning its shard
   REQUIRE(token);
   CHECK(token->pod == PodCluster::ref(owner));
   CHECK(token->epoch > 0);
-  CHECK(cluster.carts().running_on(PodCluster::ref(owner).address) == 1);
+  // The registry entry is made before the singleton's actor records its start.
+  REQUIRE(eventually([&] { return cluster.carts().running_on(PodCluster::ref(owner).address) == 1; }));
   CHECK(cluster.carts().running_on(PodCluster::ref(other).address) == 0);
   const auto violations = cluster.carts().violations();
   for (const auto& v : violations) UNSCOPED_INFO(v);
@@ -52,13 +53,16 @@ TEST_CASE("sharding pods: a singleton whose pod stops is stopped there before it
       [&] { return cluster.cache(1).owned().size() + cluster.cache(2).owned().size() == PodCluster::kShards; }));
   const std::size_t holder = cluster.cache(1).owned().size() == PodCluster::kShards ? 1 : 2;
   const std::size_t other = 3 - holder;
+  // The registry entry is made before the singleton's actor records its start: wait for both.
   REQUIRE(eventually([&] { return cluster.singleton_registry(holder).size() == 1; }));
+  REQUIRE(eventually([&] { return cluster.carts().running_on(PodCluster::ref(holder).address) == 1; }));
   CHECK(cluster.singleton_registry(other).size() == 0);
 
   cluster.proxy().send_to(cluster.group(holder), elfin::Terminate{});
   REQUIRE(eventually([&] { return cluster.cache(other).owned().size() == PodCluster::kShards; }));
   // Running again after the move, on the new owner, with the new owner's token.
   REQUIRE(eventually([&] { return cluster.singleton_registry(other).size() == 1; }));
+  REQUIRE(eventually([&] { return cluster.carts().running_on(PodCluster::ref(other).address) == 1; }));
   CHECK(cluster.singleton_registry(holder).size() == 0);
   const auto token = cluster.singleton_registry(other).token("scheduler");
   REQUIRE(token);

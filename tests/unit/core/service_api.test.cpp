@@ -130,6 +130,7 @@ Task<> account(Context<> ctx) {
           [&](const auto& other) { std::ignore = other; });
     } catch (const std::logic_error&) {
       // The actor survives: the dropped token answers Ignored, not Failed.
+      continue;
     }
   }
 }

@@ -26,13 +26,13 @@ using Outcome = elfin::Outcome<AccountId>;
 /// `this`.
 class Account {
  public:
-  explicit Account(Context<NoConfig, AccountId> ctx) : ctx_(std::move(ctx)) {}
+  explicit Account(Context<NoConfig, AccountId> ctx) : ctx_(ctx) {}
 
   Task<> main() {
     if (ctx_.start_info().is_restart()) {
       // The failure took the balance with the old actor; the audit has seen every movement.
       auto recovered = co_await ctx_.request(Recover{ctx_.key()});
-      if (recovered && recovered->has_value()) balance_ = **recovered;
+      if (recovered) balance_ = recovered->value_or(balance_);
       log::info("account {} is back with {}", ctx_.key(), balance_);
     }
     while (auto envelope = co_await ctx_.recv()) {
@@ -81,7 +81,7 @@ class Account {
 };
 
 Task<> account(Context<NoConfig, AccountId> ctx) {
-  Account actor(std::move(ctx));
+  Account actor(ctx);
   co_await actor.main();
 }
 

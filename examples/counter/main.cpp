@@ -39,6 +39,7 @@ Task<> sample(Context<> ctx) {
   // Two groups receive the request, so ask for every answer, not just the first one.
   auto answers = co_await ctx.request(GetValue{}).all();
   std::vector<std::string> values;
+  values.reserve(answers.size());
   for (const auto& answer : answers) {
     values.push_back(answer ? fmt::to_string(*answer) : fmt::format("error ({})", answer.error()));
   }

@@ -18,7 +18,7 @@ using namespace elfin;
 
 class Counter {
  public:
-  explicit Counter(Context<> ctx) : ctx_(std::move(ctx)) {}
+  explicit Counter(Context<> ctx) : ctx_(ctx) {}
 
   Task<> main() {
     while (auto envelope = co_await ctx_.recv()) {
@@ -42,7 +42,7 @@ class Counter {
 
 // `exec` stays a free function: it owns the Counter (in its frame) for as long as `main` runs.
 Task<> exec(Context<> ctx) {
-  Counter counter(std::move(ctx));
+  Counter counter(ctx);
   co_await counter.main();
 }
 

@@ -11,6 +11,8 @@
 #include "protocol.hpp"
 #include "stock.hpp"
 
+// NOLINTBEGIN(bugprone-chained-comparison): Catch2's CHECK(a == b) expands to a chained comparison
+
 using namespace std::chrono_literals;
 using elfin::Err;
 
@@ -51,3 +53,4 @@ restock = 4)",
   CHECK(restock.get<stock::Restock>()->quantity == 4);
 }
 // ANCHOR_END: shoppers_test
+// NOLINTEND(bugprone-chained-comparison)

@@ -422,8 +422,8 @@ class Front {
     const auto& nodes = replicas(shard);
     if (nodes.empty()) return 0;
     auto it = std::find(nodes.begin(), nodes.end(), after);
-    if (it == nodes.end() || ++it == nodes.end()) return nodes.front();
-    return *it;
+    if (it == nodes.end() || std::next(it) == nodes.end()) return nodes.front();
+    return *std::next(it);
   }
 
   void start(Op op) {
@@ -542,7 +542,7 @@ class Front {
   void fail(std::map<std::uint64_t, Op>::iterator it, pk::KvError error) {
     Op op = std::move(it->second);
     ops_.erase(it);
-    if (op.scan != 0) {
+    if (!op.token) {
       scan_part(op.scan, std::move(error));
       return;
     }
@@ -557,14 +557,14 @@ class Front {
       response = pk::decode_kv_response(reply.response);
     } catch (const std::exception& e) {
       pk::KvError error{pk::KvErrorKind::Other, 0, 0, op.shard, fmt::format("an undecodable response: {}", e.what())};
-      if (op.scan != 0) {
+      if (!op.token) {
         scan_part(op.scan, std::move(error));
       } else {
         std::visit([&](auto& token) { std::move(token).respond(Err{std::move(error)}); }, *op.token);
       }
       return;
     }
-    if (op.scan != 0) {
+    if (!op.token) {
       scan_part(op.scan, std::move(response));
       return;
     }

@@ -8,7 +8,7 @@ std::vector<std::string> validate(const Config& config) {
   std::vector<std::string> errors;
   if (config.dir.empty()) errors.emplace_back("dir: required (the directory of the WAL segments)");
   if (config.wal_count == 0) errors.emplace_back("wal_count: must be at least 1");
-  constexpr std::uint64_t kMinSegment = 64 * 1024;
+  constexpr std::uint64_t kMinSegment = std::uint64_t{64} * 1024;
   if (config.segment_bytes.bytes < kMinSegment) {
     errors.push_back(
         fmt::format("segment_bytes: {} is below the minimum of {} bytes", config.segment_bytes.bytes, kMinSegment));

@@ -21,7 +21,7 @@ Blueprint blueprint(Options options) {
       // an actor, and it is not restarted blindly: its partitions would need to recover too.
       .restart_policy(RestartPolicy::never())
       .exec([file_system = std::move(options.file_system)](internal::WalContext ctx) {
-        return internal::exec(std::move(ctx), file_system);
+        return internal::exec(ctx, file_system);
       });
 }
 

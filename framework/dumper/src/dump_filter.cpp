@@ -28,6 +28,7 @@ bool equal_ignoring_case(std::string_view a, std::string_view b) {
 template <class T>
 bool take_number(std::string_view& text, std::size_t digits, T& out) {
   if (text.size() < digits) return false;
+  // NOLINTNEXTLINE(bugprone-suspicious-stringview-data-usage): from_chars reads [first, last), no terminator
   auto [end, ec] = std::from_chars(text.data(), text.data() + digits, out);
   if (ec != std::errc{} || end != text.data() + digits) return false;
   text.remove_prefix(digits);

@@ -35,7 +35,7 @@ DumpReadError temp_error(std::string_view what, const std::string& where) {
 
 std::string temp_dir_of(const SortOptions& options) {
   if (!options.temp_dir.empty()) return options.temp_dir;
-  const char* env = std::getenv("TMPDIR");
+  const char* env = std::getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe): elfin never sets the environment
   return env != nullptr && *env != '\0' ? std::string{env} : std::string{"/tmp"};
 }
 
@@ -256,6 +256,7 @@ Result<void, DumpReadError> SortedDumps::for_each(const std::function<void(const
   auto reduced = s.reduce_runs();
   if (!reduced) return reduced;
   std::vector<Cursor> cursors;
+  cursors.reserve(s.runs.size() + 1);
   for (auto& run : s.runs) cursors.emplace_back(run.get(), s.temp_dir);
   cursors.emplace_back(s.memory);
   auto merged = merge(cursors, [&](DumpRecord& record) { on_record(record); });

@@ -309,8 +309,9 @@ void Connection::on_read(std::size_t n) {
       on_bad_frame(error);
       continue;
     }
-    if (!next.value()) break;  // need more bytes
-    if (!dispatch(*next.value())) return;
+    auto& frame = next.value();
+    if (!frame) break;  // need more bytes
+    if (!dispatch(*frame)) return;
   }
   read_some();
 }
@@ -680,6 +681,7 @@ std::uint8_t Connection::peer_group(std::string_view name) const {
 
 std::vector<std::string> Connection::peer_group_names() const {
   std::vector<std::string> names;
+  names.reserve(peer_groups_.size());
   for (const auto& [name, no] : peer_groups_) names.push_back(name);
   return names;
 }

@@ -80,7 +80,7 @@ std::array<std::uint8_t, kMacSize> Handshake::mac(const std::string& key, const 
 }
 
 bool Handshake::proves_a_secret(const std::vector<std::uint8_t>& peer_mac) const {
-  if (peer_mac.size() != kMacSize) return false;
+  if (peer_mac.size() != kMacSize || !secret_ || !peer_) return false;
   // Every candidate is checked (no early exit), so timing does not tell which secret matched.
   bool matched = false;
   auto check = [&](const std::string& key) {

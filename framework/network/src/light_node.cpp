@@ -79,13 +79,13 @@ idle_timeout = "{}ms"
   auto impl = std::make_unique<Impl>();
   impl->node = options.node;
   impl->groups = std::move(options.groups);
-  impl->system.emplace(std::move(*system));
-  for (const auto& group : impl->groups) impl->addrs.emplace_back(group.name, impl->system->group_addr(group.name));
-  impl->net = detail::NetworkState::of(impl->system->core());
-  auto caller = Caller::attach(*impl->system);
+  System& running = impl->system.emplace(std::move(*system));
+  for (const auto& group : impl->groups) impl->addrs.emplace_back(group.name, running.group_addr(group.name));
+  impl->net = detail::NetworkState::of(running.core());
+  auto caller = Caller::attach(running);
   if (!caller) {
-    impl->system->terminate("the caller did not attach");
-    impl->system->join();
+    running.terminate("the caller did not attach");
+    running.join();
     return Err{std::move(caller).error()};
   }
   impl->caller.emplace(std::move(*caller));
@@ -110,7 +110,9 @@ LightNode::~LightNode() {
 
 void LightNode::stop() { impl_->stop(); }
 
-Caller& LightNode::caller() const { return *impl_->caller; }
+Caller& LightNode::caller() const {
+  return *impl_->caller;  // NOLINT(bugprone-unchecked-optional-access): start sets it, only the destructor resets it
+}
 
 Addr LightNode::group_addr(std::string_view group) const {
   for (const auto& [name, addr] : impl_->addrs) {

@@ -108,7 +108,7 @@ Task<> forward(Ctx ctx, std::shared_ptr<NetworkState> net, std::uint16_t node, s
     // this way: then `recv`, which gives the worker to other actors when the budget is spent (a
     // sender on another worker could otherwise keep this loop going forever).
     std::size_t taken = 0;
-    for (std::optional<Envelope> current = std::move(*received); current;
+    for (std::optional<Envelope> current = std::move(received); current;
          current = ++taken < Outbox::kMaxMessages ? queued(ctx) : std::nullopt) {
       Envelope& envelope = *current;
       if (envelope.vtable().is_system) continue;  // UpdateConfig, Terminate, ... are for us, not the peer

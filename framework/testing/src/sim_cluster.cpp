@@ -72,9 +72,10 @@ struct SimCluster::Impl {
       if (systems[n]) std::ignore = net->node_down(n, "is gone with the cluster");
     }
     for (std::uint16_t n = 1; n <= options.nodes; ++n) {
-      if (!systems[n]) continue;
-      systems[n].value().kill("the simulated cluster is dropped");
-      systems[n].reset();
+      auto& system = systems[n];
+      if (!system) continue;
+      system->kill("the simulated cluster is dropped");
+      system.reset();
     }
     disks.clear();
     if (own_root) {
@@ -95,13 +96,14 @@ struct SimCluster::Impl {
 
   System& up_system(std::uint16_t n) {
     check_node(n);
-    if (!systems[n]) broken(fmt::format("node {} is down", n));
-    return systems[n].value();
+    auto& system = systems[n];
+    if (!system) broken(fmt::format("node {} is down", n));
+    return *system;
   }
 
   /// Moves node `n`'s clock to `t` (firing its timers due by then) and waits until it settles.
   void advance_node(std::uint16_t n, Nanos t) {
-    System& system = systems[n].value();
+    System& system = up_system(n);
     const auto by = std::max(Nanos(0), std::chrono::duration_cast<Nanos>(kEpoch + t - system.now()));
     if (auto advanced = system.advance_time(by, options.settle_timeout); !advanced) {
       broken(fmt::format("node {}: {}", n, advanced.error()));
@@ -141,21 +143,24 @@ struct SimCluster::Impl {
                      [](const Failure& a, const Failure& b) { return a.node < b.node; });
     for (std::size_t i = 0; i < failures.size();) {
       const std::uint16_t n = failures[i].node;
-      const bool up = n <= options.nodes && systems[n].has_value();
+      System* up = nullptr;
+      if (n <= options.nodes) {
+        if (auto& system = systems[n]) up = &*system;
+      }
       {
         std::optional<detail::ScheduleBatch> batch;
-        if (up) batch.emplace(systems[n].value().core());
+        if (up != nullptr) batch.emplace(up->core());
         for (; i < failures.size() && failures[i].node == n; ++i) {
           failures[i].state->fail(RequestError{RequestError::Failed, failures[i].reason});
         }
       }
-      if (up) settle(n);
+      if (up != nullptr) settle(n);
     }
   }
 
   /// Delivers one event to node `n`, which is up; failures of requesters elsewhere go to `failures`.
   void deliver(std::uint16_t n, Event& e, std::vector<Failure>& failures) {
-    System& system = systems[n].value();
+    System& system = up_system(n);
     if (e.kind == Event::Kind::Response) {
       auto pending = net->take_pending(e.request_id);
       if (!pending) {
@@ -238,8 +243,9 @@ struct SimCluster::Impl {
   [[nodiscard]] std::optional<Nanos> next_time() const {
     std::optional<Nanos> next = net->next_time();
     for (std::uint16_t n = 1; n <= options.nodes; ++n) {
-      if (!systems[n]) continue;
-      if (auto timer = systems[n].value().next_timer()) {
+      const auto& system = systems[n];
+      if (!system) continue;
+      if (auto timer = system->next_timer()) {
         const auto at = std::chrono::duration_cast<Nanos>(*timer - kEpoch);
         if (!next || at < *next) next = at;
       }
@@ -355,12 +361,13 @@ void SimCluster::inject(std::uint16_t node_no, std::string_view group, Envelope 
                         detail::RequestStateBase* request) {
   impl_->check_node(node_no);
   const std::string what = fmt::format("{}.{}", envelope.protocol(), envelope.name());
-  if (!impl_->systems[node_no]) {
+  auto& node = impl_->systems[node_no];
+  if (!node) {
     impl_->net->log(fmt::format("inject {} into node {}: the node is down", what, node_no));
     if (request != nullptr) request->release_sender();  // reached no one: Failed
     return;
   }
-  System& system = impl_->systems[node_no].value();
+  System& system = *node;
   impl_->net->log(fmt::format("inject {} into node {} `{}`", what, node_no, group));
   {
     detail::ScheduleBatch batch(system.core());

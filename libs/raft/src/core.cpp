@@ -232,7 +232,7 @@ Ready Core::ready() {
   emitted_role_ = role_;
   emitted_leader_ = leader_;
   emitted_term_ = term_;
-  records_.push_back(std::move(record));
+  records_.push_back(record);
   return ready;
 }
 

@@ -47,13 +47,10 @@ void Core::step(Message&& m) {
         return;
       }
     }
-    if (m.type == MessageType::PreVote) {
-      // Pre-votes never change the term.
-    } else if (m.type == MessageType::PreVoteResponse && !m.reject) {
-      // A granted pre-vote carries the term the pre-candidate would campaign at.
-    } else {
-      become_follower(m.term, from_leader(m.type) ? m.from : 0);
-    }
+    // Pre-votes never change the term, and a granted pre-vote carries the term the pre-candidate
+    // would campaign at.
+    const bool pre_vote_term = m.type == MessageType::PreVote || (m.type == MessageType::PreVoteResponse && !m.reject);
+    if (!pre_vote_term) become_follower(m.term, from_leader(m.type) ? m.from : 0);
   } else if (m.term < term_) {
     if ((config_.check_quorum || config_.pre_vote) &&
         (m.type == MessageType::Append || m.type == MessageType::Heartbeat)) {

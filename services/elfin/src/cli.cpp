@@ -58,8 +58,11 @@ Topology files and configs: see the guide's "Topology files" and "Configuration"
 
 // The binary's name (argv[0] without its directory): help and errors name the program the user
 // ran, which is `elfin` or a service's own binary built on cli::main. Set once, before anything
-// reads it.
-std::string g_program = "elfin";
+// reads it. A function's static: a global std::string's constructor could throw before main.
+std::string& program() {
+  static std::string name = "elfin";
+  return name;
+}
 
 // The binary's own commands (cli::main's `commands`). Set once, before anything reads it.
 const std::vector<Command>* g_commands = nullptr;
@@ -67,9 +70,9 @@ const std::vector<Command>* g_commands = nullptr;
 std::string usage() {
   std::string added;
   if (g_commands != nullptr) {
-    for (const auto& command : *g_commands) added += fmt::format(fmt::runtime(command.help), g_program);
+    for (const auto& command : *g_commands) added += fmt::format(fmt::runtime(command.help), program());
   }
-  return fmt::format(fmt::runtime(kUsage), g_program, added);
+  return fmt::format(fmt::runtime(kUsage), program(), added);
 }
 
 struct Args {
@@ -105,14 +108,14 @@ Result<Args, std::string> parse_args(const std::vector<std::string_view>& argv) 
 }
 
 int usage_error(const std::string& what) {
-  fmt::print(stderr, "{}: {}\n\n{}", g_program, what, usage());
+  fmt::print(stderr, "{}: {}\n\n{}", program(), what, usage());
   return 2;
 }
 
 int check(const Args& args, const BlueprintRegistry& registry) {
   auto node = load_node(args.topology, args.config, registry);
   if (!node) {
-    fmt::print(stderr, "{}: {}\n", g_program, node.error());
+    fmt::print(stderr, "{}: {}\n", program(), node.error());
     return 1;
   }
   std::size_t groups = node->topology.groups().size();
@@ -120,12 +123,12 @@ int check(const Args& args, const BlueprintRegistry& registry) {
   for (const auto& group : node->topology.groups()) routes += group.routes.size();
   auto checked = System::check(node->topology, node->start_options());
   if (!checked) {
-    fmt::print(stderr, "{}: {}\n", g_program, checked.error());
+    fmt::print(stderr, "{}: {}\n", program(), checked.error());
     return 1;
   }
   for (const auto& warning : *checked) fmt::print(stderr, "warning: {}\n", warning);
   if (args.strict && !checked->empty()) {
-    fmt::print(stderr, "{}: {} warning(s), and --strict makes them errors\n", g_program, checked->size());
+    fmt::print(stderr, "{}: {} warning(s), and --strict makes them errors\n", program(), checked->size());
     return 1;
   }
   fmt::print("ok: {}: node {} (`{}`), {} groups, {} routes, {} remote groups, config {}\n", node->source, node->node_no,
@@ -144,7 +147,7 @@ int dump(const std::vector<std::string_view>& args) {
   auto command = dumper::parse_dump_command(
       args, static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
   if (!command) {
-    fmt::print(stderr, "{} dump: {}\n", g_program, command.error());
+    fmt::print(stderr, "{} dump: {}\n", program(), command.error());
     return 2;
   }
   if (command->follow) {
@@ -157,7 +160,7 @@ int dump(const std::vector<std::string_view>& args) {
 int run(const Args& args, const BlueprintRegistry& registry) {
   auto node = load_node(args.topology, args.config, registry);
   if (!node) {
-    fmt::print(stderr, "{}: {}\n", g_program, node.error());
+    fmt::print(stderr, "{}: {}\n", program(), node.error());
     return 1;
   }
   return elfin::run(node->topology, node->start_options());
@@ -213,10 +216,10 @@ int dispatch(int argc, char** argv, const BlueprintRegistry& registry) {
     return 0;
   }
   if (command == "--version" || command == "version") {
-    if (g_program == "elfin") {
+    if (program() == "elfin") {
       fmt::print("elfin {}\n", ELFIN_VERSION);
     } else {
-      fmt::print("{} (elfin {})\n", g_program, ELFIN_VERSION);
+      fmt::print("{} (elfin {})\n", program(), ELFIN_VERSION);
     }
     return 0;
   }
@@ -251,13 +254,13 @@ int main(int argc, char** argv, const BlueprintRegistry& registry, const std::ve
   // Expected failures are values all the way up; an exception here is a bug (or out of memory),
   // reported like any other error rather than as an abort.
   if (argc > 0 && argv[0] != nullptr && *argv[0] != '\0') {
-    g_program = std::filesystem::path(argv[0]).filename().string();
+    program() = std::filesystem::path(argv[0]).filename().string();
   }
   g_commands = &commands;
   try {
     return dispatch(argc, argv, registry);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "{}: internal error: {}\n", g_program, e.what());
+    fmt::print(stderr, "{}: internal error: {}\n", program(), e.what());
     return 1;
   }
 }

@@ -126,9 +126,10 @@ Result<BenchArgs, std::string> parse(const std::vector<std::string_view>& args) 
       ok = options.read(parsed.mix_text);
       if (ok) {
         auto mix = KvMix::parse(parsed.mix_text);
-        if (!mix)
+        if (!mix) {
           return Err{
               fmt::format("--mix `{}`: expected GET:PUT or GET:PUT:CAS percentages adding up to 100", parsed.mix_text)};
+        }
         parsed.mix = *mix;
       }
     } else if (options.is("--keys")) {
@@ -231,7 +232,8 @@ std::string describe(const BenchArgs& args) {
                      : args.zipf     ? fmt::format("zipf {}", *args.zipf)
                                      : std::string("uniform");
   std::string load = args.rate ? fmt::format("fixed rate {} ops/s", *args.rate) : std::string("closed loop");
-  std::string until = args.ops ? fmt::format("{} ops", *args.ops) : fmt::format("{} s", *args.duration_seconds);
+  std::string until =
+      args.ops ? fmt::format("{} ops", *args.ops) : fmt::format("{} s", args.duration_seconds.value_or(0));
   return fmt::format("{} clients, {} keys {}, {}-byte values, mix get:put:cas {}:{}:{}{}, {}, {}", args.clients,
                      args.keys, keys, args.value_size, args.mix.get, args.mix.put, args.mix.cas,
                      args.stale ? " (stale gets)" : "", load, until);

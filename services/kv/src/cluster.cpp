@@ -129,6 +129,8 @@ std::map<std::string, std::uint16_t> read_metrics_file(const fs::path& file) {
     try {
       out[name] = static_cast<std::uint16_t>(std::stoul(address.substr(colon + 1)));
     } catch (const std::exception&) {
+      // Not a port number: the line is skipped, as one without a colon is.
+      continue;
     }
   }
   return out;

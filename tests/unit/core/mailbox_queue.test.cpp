@@ -71,6 +71,7 @@ TEST_CASE("mailbox queue: each sender's messages stay in order while the sender 
   std::atomic<bool> refused{false};  // Catch's assertions are for the test's own thread
 
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (unsigned t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
       while (finished.load() < kSenders) {
@@ -134,6 +135,7 @@ TEST_CASE("mailbox queue: a flood from many producers never holds more messages 
   std::atomic<std::uint64_t> pushed{0};
   std::atomic<bool> refused{false};
   std::vector<std::thread> producers;
+  producers.reserve(kProducers);
   for (unsigned p = 0; p < kProducers; ++p) {
     producers.emplace_back([&, p] {
       for (std::uint64_t i = 0; i < kEach; ++i) {
@@ -215,6 +217,7 @@ TEST_CASE("mailbox queue: closing during a flood loses nothing: every accepted m
   std::atomic<std::uint64_t> accepted{0};
   std::atomic<bool> go{false};
   std::vector<std::thread> producers;
+  producers.reserve(kProducers);
   for (unsigned p = 0; p < kProducers; ++p) {
     producers.emplace_back([&, p] {
       while (!go.load()) std::this_thread::yield();

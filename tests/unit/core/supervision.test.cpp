@@ -103,6 +103,7 @@ TEST_CASE("RestartParams::delay follows the book: factor 2, min 4, max 36 gives 
           "[core][supervision]") {
   const RestartParams params = params_4_36();
   std::vector<std::chrono::seconds> delays;
+  delays.reserve(6);
   for (std::uint64_t power = 0; power < 6; ++power) {
     delays.push_back(std::chrono::duration_cast<std::chrono::seconds>(params.delay(power)));
   }

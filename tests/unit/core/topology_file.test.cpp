@@ -28,13 +28,13 @@ namespace {
 Task<> driver(Context<> ctx) {
   std::ignore = co_await ctx.recv();  // the start-up ConfigUpdated
   Increment increment{1};
-  journal().add("driver: Increment " + name_of(co_await ctx.send(std::move(increment))));
+  journal().add("driver: Increment " + name_of(co_await ctx.send(increment)));
   Keyed keyed{7, {}, "k"};
   journal().add("driver: Keyed " + name_of(co_await ctx.send(std::move(keyed))));
   Note note{"hello"};
   journal().add("driver: Note " + name_of(co_await ctx.send(std::move(note))));
   Numbered numbered{1, 2};
-  journal().add("driver: Numbered " + name_of(co_await ctx.send(std::move(numbered))));
+  journal().add("driver: Numbered " + name_of(co_await ctx.send(numbered)));
 }
 
 Task<> left(Context<> ctx) {
@@ -43,7 +43,7 @@ Task<> left(Context<> ctx) {
     journal().add(fmt::format("left: {}.{}", envelope->protocol(), envelope->name()));
     if (envelope->is<Note>()) {
       Tick tick{1};
-      journal().add("left: Tick " + name_of(co_await ctx.send(std::move(tick))));
+      journal().add("left: Tick " + name_of(co_await ctx.send(tick)));
     }
   }
 }

@@ -66,7 +66,7 @@ Result<void, ConfigError> GroupConfig::apply(const AnyConfig& section, const std
   auto keys = decode_system_keys(section);
   if (!keys) return Err{std::move(keys).error()};
   commit();
-  if (keys->mailbox_capacity) mailbox_capacity_.store(*keys->mailbox_capacity, std::memory_order_relaxed);
+  if (const auto& capacity = keys->mailbox_capacity) mailbox_capacity_.store(*capacity, std::memory_order_relaxed);
   targets_.dumping.configure(keys->dumping);
   targets_.telemetry.configure(keys->telemetry);
   targets_.logging.configure(keys->log_level, keys->log_rate_per_level);

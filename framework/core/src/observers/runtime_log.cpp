@@ -12,8 +12,9 @@ std::string describe_exception(const std::exception_ptr& error) {
   } catch (const std::exception& e) {
     return e.what();
   } catch (...) {
+    // Not a std::exception: there is no message to show.
+    return "unknown exception";
   }
-  return "unknown exception";
 }
 
 void write_runtime_log(SystemCore& system, LogLevel level, const ActorMeta& meta, TraceId trace_id, std::string text) {

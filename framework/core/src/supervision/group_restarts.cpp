@@ -28,7 +28,7 @@ std::optional<RestartPolicy> GroupRestarts::configured() const {
 }
 
 RestartPolicy GroupRestarts::policy_for(const ActorCell& cell) const {
-  if (cell.restart_override()) return *cell.restart_override();
+  if (const auto& restart_override = cell.restart_override()) return *restart_override;
   if (auto configured_policy = configured()) return *configured_policy;
   return blueprint_;
 }
@@ -36,9 +36,10 @@ RestartPolicy GroupRestarts::policy_for(const ActorCell& cell) const {
 std::optional<std::chrono::nanoseconds> GroupRestarts::delay(ActorCell& cell, const ActorStatus& final_status) {
   if (external_) return std::nullopt;
   const RestartPolicy policy = policy_for(cell);
-  if (!policy.restarts(final_status.kind() == ActorStatusKind::Failed) || !policy.params()) return std::nullopt;
+  const auto& params = policy.params();
+  if (!policy.restarts(final_status.kind() == ActorStatusKind::Failed) || !params) return std::nullopt;
   const auto lived = system_.timers().now() - cell.started_at();
-  auto wait = cell.backoff().next(*policy.params(), lived);
+  auto wait = cell.backoff().next(*params, lived);
   if (!wait) {
     log_runtime(system_, LogLevel::Warn, cell, "not restarting: {} quick restarts in a row (max_retries)",
                 cell.backoff().attempt());

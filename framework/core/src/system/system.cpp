@@ -37,9 +37,11 @@ struct RuntimeConfig {
   ELFIN_CONFIG(workers, terminate_closing_after, terminate_give_up_after, memory_threshold, memory_check_interval);
 };
 
+/// The option as given, else as configured, else the fallback; returns the value it ends with.
 template <class T>
-void fill(std::optional<T>& option, const std::optional<T>& configured, T fallback) {
+T fill(std::optional<T>& option, const std::optional<T>& configured, T fallback) {
   if (!option) option = configured.value_or(fallback);
+  return *option;
 }
 
 }  // namespace
@@ -107,17 +109,17 @@ Result<Prepared, StartError> prepare(const Topology& topology, StartOptions opti
   if (options.workers == 0) options.workers = runtime.workers;
   fill(options.terminate_closing_after, runtime.terminate_closing_after, std::chrono::milliseconds{30'000});
   fill(options.terminate_give_up_after, runtime.terminate_give_up_after, std::chrono::milliseconds{15'000});
-  fill(options.memory_threshold, runtime.memory_threshold, 0.9);
-  fill(options.memory_check_interval, runtime.memory_check_interval, std::chrono::milliseconds{3'000});
-  if (options.memory_check_interval->count() <= 0) {
+  const double memory_threshold = fill(options.memory_threshold, runtime.memory_threshold, 0.9);
+  const auto memory_check_interval =
+      fill(options.memory_check_interval, runtime.memory_check_interval, std::chrono::milliseconds{3'000});
+  if (memory_check_interval.count() <= 0) {
     problems.push_back(fmt::format("{}[system.runtime]: memory_check_interval must be positive, got {} ms",
                                    config.section("system.runtime").where("memory_check_interval"),
-                                   options.memory_check_interval->count()));
+                                   memory_check_interval.count()));
   }
-  if (!(*options.memory_threshold > 0.0)) {
+  if (!(memory_threshold > 0.0)) {
     problems.push_back(fmt::format("{}[system.runtime]: memory_threshold must be above 0 (a share such as 0.9), got {}",
-                                   config.section("system.runtime").where("memory_threshold"),
-                                   *options.memory_threshold));
+                                   config.section("system.runtime").where("memory_threshold"), memory_threshold));
   }
   if (!problems.empty()) return Err{StartError(std::move(problems), std::move(config_error))};
   std::vector<std::string> names;
@@ -131,6 +133,7 @@ Result<Prepared, StartError> prepare(const Topology& topology, StartOptions opti
   for (std::size_t i = 0; i < decls.size(); ++i) {
     const auto group_no = static_cast<std::uint8_t>(i + 1);
     // Observers are started by the system itself, like entrypoints (so a configurer skips them).
+    // NOLINTNEXTLINE(bugprone-unchecked-optional-access): a group without one is refused above
     core->add_group(decls[i].blueprint->instantiate(
         detail::GroupInit{core.get(), decls[i].name, group_no, Addr::group(core->node_no(), group_no),
                           decls[i].entrypoint || is_observer(decls[i].name)}));

@@ -21,6 +21,7 @@ const Blueprint* BlueprintRegistry::find(std::string_view name) const {
 
 std::vector<BlueprintRegistry::Entry> BlueprintRegistry::entries() const {
   std::vector<Entry> out;
+  out.reserve(items_.size());
   for (const auto& [name, item] : items_) out.push_back(Entry{name, item.description});
   return out;
 }
@@ -46,6 +47,7 @@ const NodeSelector* BlueprintRegistry::find_selector(std::string_view name) cons
 
 std::vector<BlueprintRegistry::Entry> BlueprintRegistry::selectors() const {
   std::vector<Entry> out;
+  out.reserve(selectors_.size());
   for (const auto& [name, item] : selectors_) out.push_back(Entry{name, item.description});
   return out;
 }

@@ -44,8 +44,10 @@ struct PooledAllocator {
   template <class U>
   PooledAllocator(const PooledAllocator<U>&) noexcept {}  // NOLINT(google-explicit-constructor)
   static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "the pool's blocks are not over-aligned");
+  // NOLINTBEGIN(bugprone-sizeof-expression): T is what a container allocates, a hash table's bucket pointers too
   [[nodiscard]] T* allocate(std::size_t n) { return static_cast<T*>(allocate_block(n * sizeof(T))); }
-  void deallocate(T* p, std::size_t n) noexcept { free_block(p, n * sizeof(T)); }
+  void deallocate(T* p, std::size_t n) noexcept { free_block(static_cast<void*>(p), n * sizeof(T)); }
+  // NOLINTEND(bugprone-sizeof-expression)
   template <class U>
   bool operator==(const PooledAllocator<U>&) const noexcept {
     return true;

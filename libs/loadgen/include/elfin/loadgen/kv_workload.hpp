@@ -74,9 +74,9 @@ class KeyPicker {
   KeyPicker(KeyChoice choice, std::uint64_t keys, double zipf, std::uint64_t seed, unsigned worker)
       : choice_(choice),
         keys_(keys),
-        uniform_(keys, seed * 0x9E3779B97F4A7C15ull + 2 * worker),
-        zipf_(keys, choice == KeyChoice::Zipf ? zipf : 1.0, seed * 0x9E3779B97F4A7C15ull + 2 * worker),
-        kinds_(seed * 0xD1B54A32D192ED03ull + 2 * worker + 1) {}
+        uniform_(keys, seed * 0x9E3779B97F4A7C15ull + 2 * std::uint64_t{worker}),
+        zipf_(keys, choice == KeyChoice::Zipf ? zipf : 1.0, seed * 0x9E3779B97F4A7C15ull + 2 * std::uint64_t{worker}),
+        kinds_(seed * 0xD1B54A32D192ED03ull + 2 * std::uint64_t{worker} + 1) {}
 
   [[nodiscard]] std::uint64_t key(std::uint64_t op) {
     switch (choice_) {

@@ -3,12 +3,15 @@
 // runs as a stream next to the actor (one request to the chosen replica) and reports Attempted;
 // the actor then answers the client, or picks the next replica (a NotLeader hint, else the next
 // node) and attempts again, at once after a hint, else after `retry_interval` (a Delay). The
-// leader each shard answered from is cached, so later requests go straight to it.
+// leader each shard answered from is cached, so later requests go straight to it, and named in the
+// answer (with the shard count), so the client sends the shard's next requests to its pod; Leaders
+// answers the whole cache. An attempt sent to another front counts in elfin_kv_forwarded_total.
 //
 // A scan is one Op per shard; once every part is in, the entries are merged in key order.
 //
 // Requests from other fronts (ShardRequest) are served the same way, as a stream each: asked of
-// the local partition group, answered with the replica's result.
+// the local partition group, answered with the replica's result; one the replica served as leader
+// makes this node the shard's cached leader.
 //
 // With a manager the front also reads the manager's map every `register_retry` (a notification
 // may be lost), and registers again when a newer map no longer lists its pod (the manager found
@@ -44,6 +47,7 @@
 #include <elfin/protocols/sharding/manager_protocol.hpp>
 #include <elfin/protocols/sharding/pod_protocol.hpp>
 #include <elfin/stream.hpp>
+#include <elfin/telemetry.hpp>
 
 #include "replicas.hpp"
 
@@ -94,9 +98,11 @@ struct Refreshed {
   protocols::sharding::Assignments assignments;
   ELFIN_MESSAGE(kv_front, Refreshed, ok, assignments);
 };
-/// A peer's ShardRequest was answered.
+/// A peer's ShardRequest was answered; `led`: by this node's replica as the shard's leader.
 struct Served {
-  ELFIN_MESSAGE(kv_front, Served);
+  pk::ShardId shard = 0;
+  bool led = false;
+  ELFIN_MESSAGE(kv_front, Served, shard, led);
   ELFIN_NO_DUMPING;
 };
 
@@ -193,8 +199,9 @@ Task<Attempted> attempt_remote(FrontContext ctx, std::uint64_t id, pk::ShardRequ
 Task<Served> serve(FrontContext ctx, pk::ShardRequest request, ResponseToken<pk::ShardRequest> token) {
   bool lost = false;
   Outcome outcome = co_await ask_local(ctx, request.shard, request.mode, std::move(request.command), &lost);
+  const bool led = outcome && request.mode != pk::ShardMode::StaleRead;
   std::move(token).respond(std::move(outcome));
-  co_return Served{};
+  co_return Served{request.shard, led};
 }
 
 Task<Unregistered> unregister_pod(FrontContext ctx, ps::PodRef pod) {
@@ -288,7 +295,8 @@ class Front {
                   &Front::on_delete_if_version, &Front::on_scan, &Front::on_shard_request, &Front::on_attempted,
                   &Front::on_retry, &Front::on_served, &Front::on_validate, &Front::on_ping, &Front::on_assign,
                   &Front::on_unassign, &Front::on_assignments, &Front::on_registered, &Front::on_register_due,
-                  &Front::on_leave, &Front::on_unregistered, &Front::on_refresh_due, &Front::on_refreshed);
+                  &Front::on_leave, &Front::on_leaders, &Front::on_unregistered, &Front::on_refresh_due,
+                  &Front::on_refreshed);
   }
 
   /// A start or a reload is refused with the problems `validate` finds, each with its file:line.
@@ -448,6 +456,7 @@ class Front {
     if (op.target == self_) {
       ctx_.attach(Stream::once(attempt_local(ctx_, id, op.shard, op.mode, op.command)));
     } else {
+      metrics::increment_counter("elfin_kv_forwarded_total");
       ctx_.attach(Stream::once(attempt_remote(ctx_, id, pk::ShardRequest{op.target, op.shard, op.mode, op.command})));
     }
   }
@@ -568,8 +577,12 @@ class Front {
       scan_part(op.scan, std::move(response));
       return;
     }
+    // The replica that answered a linearizable request led the shard: the client sends the
+    // shard's next requests to its node.
+    const std::uint16_t leader = op.mode == pk::ShardMode::StaleRead ? 0 : op.target;
+    const pk::ShardId shards = ctx_.config().shards;
     const auto mismatch = [&] {
-      return pk::KvError{pk::KvErrorKind::VersionMismatch, 0, response.version, op.shard,
+      return pk::KvError{pk::KvErrorKind::VersionMismatch, leader, response.version, op.shard,
                          response.found ? fmt::format("the key's version is {}", response.version)
                                         : std::string("the key does not exist")};
     };
@@ -577,20 +590,21 @@ class Front {
         [&](auto& token) {
           using T = std::decay_t<decltype(token)>;
           if constexpr (std::is_same_v<T, ResponseToken<pk::Put>>) {
-            std::move(token).respond(pk::Written{response.version});
+            std::move(token).respond(pk::Written{response.version, leader, shards});
           } else if constexpr (std::is_same_v<T, ResponseToken<pk::Get>>) {
-            std::move(token).respond(pk::Found{response.found, std::move(response.value), response.version});
+            std::move(token).respond(
+                pk::Found{response.found, std::move(response.value), response.version, leader, shards});
           } else if constexpr (std::is_same_v<T, ResponseToken<pk::Delete>>) {
-            std::move(token).respond(pk::Deleted{response.ok});
+            std::move(token).respond(pk::Deleted{response.ok, leader, shards});
           } else if constexpr (std::is_same_v<T, ResponseToken<pk::Cas>>) {
             if (response.ok) {
-              std::move(token).respond(pk::Written{response.version});
+              std::move(token).respond(pk::Written{response.version, leader, shards});
             } else {
               std::move(token).respond(Err{mismatch()});
             }
           } else {
             if (response.ok) {
-              std::move(token).respond(pk::Deleted{response.version != 0});
+              std::move(token).respond(pk::Deleted{response.version != 0, leader, shards});
             } else {
               std::move(token).respond(Err{mismatch()});
             }
@@ -636,7 +650,22 @@ class Front {
     ctx_.attach(Stream::once(serve(ctx_, request, std::move(token))));
   }
 
-  void on_served(const Served&) {}
+  /// The leader cache, for a client's first routing table.
+  void on_leaders(const pk::Leaders&, ResponseToken<pk::Leaders> token) {
+    pk::LeaderTable table;
+    table.shards = config().shards;
+    table.leaders.assign(table.shards, 0);
+    for (const auto& [shard, node] : leaders_) {
+      if (shard < table.shards) table.leaders[shard] = node;
+    }
+    std::move(token).respond(std::move(table));
+  }
+
+  /// A peer's request this node's replica served as leader: the requests clients send here once
+  /// they learnt that this node leads go to the local replica at once.
+  void on_served(const Served& served) {
+    if (served.led) leaders_[served.shard] = self_;
+  }
 
   // --- the shard manager ([kv] manager = true) ----------------------------------------------
 

@@ -10,12 +10,16 @@
 #include <elfin/messages.hpp>
 #include <elfin/restart_policy.hpp>
 #include <elfin/singleton.hpp>
+#include <elfin/telemetry.hpp>
 
 #include "actor.hpp"
 
 namespace elfin::actors::kv {
 
 Blueprint blueprint() {
+  metrics::describe("elfin_kv_forwarded_total",
+                    "Attempts of client requests the front sent to another pod's front (the shard's leader, or a "
+                    "replica to try, is there)");
   return ActorGroup()
       .config<Config>()
       // Room for many clients' requests and other fronts' shard requests at once.

@@ -1,6 +1,7 @@
 #include <elfin/protocols/kv.hpp>
 
 ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::kv::Leave);
+ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::kv::Leaders);
 ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::kv::Put);
 ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::kv::Get);
 ELFIN_INSTANTIATE_MESSAGE(elfin::protocols::kv::Delete);

@@ -1,19 +1,25 @@
-// The client's light node (elfin::network::LightNode): system.network plus a remote group `kv`
-// (unicast: the first connected pod in `pod_nodes` order). Each call is one request in flight at a
-// time from its thread; calls from many threads share the node's connections.
+// The client's light node (elfin::network::LightNode): system.network, a remote group `kv`
+// (unicast: the first connected pod in `pod_nodes` order) and one remote group per pod (its front
+// alone), by which a request goes straight to the pod whose replica leads the key's shard. Each
+// call is one request in flight at a time from its thread; calls from many threads share the
+// node's connections and the leader table.
 #include <elfin/kv/client.hpp>
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <future>
 #include <memory>
+#include <mutex>
+#include <string_view>
 #include <thread>
 #include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <elfin/actors/kv.hpp>
 #include <elfin/network/light_node.hpp>
 
 namespace elfin::kv {
@@ -21,12 +27,29 @@ namespace elfin::kv {
 namespace pk = protocols::kv;
 using Clock = std::chrono::steady_clock;
 
+namespace {
+
+/// The local name of the remote group that is pod `node`'s front alone.
+std::string pod_group(std::uint16_t node) { return fmt::format("kv.pod.{}", node); }
+
+}  // namespace
+
 struct Client::Impl {
   ClientOptions options;
-  std::unique_ptr<network::LightNode> node;  ///< set once connect() started it
+  std::unique_ptr<network::LightNode> node;               ///< set once connect() started it
+  Addr any_pod;                                           ///< `kv`: the first connected pod
+  std::vector<std::pair<std::uint16_t, Addr>> pod_addrs;  ///< each pod's front alone
   // Writes carry a request id (protocols/kv): one sent again to another pod is applied once.
   std::uint64_t origin = 0;
   std::atomic<std::uint64_t> sequence{0};
+
+  // Which pod leads each shard, as the fronts' answers said (a front answers with the node whose
+  // replica served the request as leader, and with its shard count, so keys map to shards here as
+  // they do there). Until the first answer the shard count is unknown and every request goes to
+  // `kv`.
+  std::mutex leaders_mutex;
+  pk::ShardId shards = 0;
+  std::vector<std::uint16_t> leaders;  ///< per shard: the leader's node, 0: unknown
 
   template <class R>
   R identified(R request) {
@@ -40,22 +63,111 @@ struct Client::Impl {
                        [&](std::uint16_t n) { return node->connected(n); });
   }
 
+  [[nodiscard]] const Addr* pod_addr(std::uint16_t pod) const {
+    for (const auto& [n, addr] : pod_addrs) {
+      if (n == pod) return &addr;
+    }
+    return nullptr;
+  }
+
+  /// Where a request for `key` goes: the pod cached as its shard's leader (0: none known).
+  struct Route {
+    pk::ShardId shard = 0;
+    std::uint16_t pod = 0;
+  };
+  Route route(std::string_view key) {
+    std::lock_guard lock(leaders_mutex);
+    if (shards == 0) return {};
+    const pk::ShardId shard = actors::kv::shard_of(key, shards);
+    return {shard, leaders[shard]};
+  }
+
+  /// An answer for `key` named its shard's leader (and the fronts' shard count).
+  void learn(std::string_view key, std::uint64_t leader, pk::ShardId answer_shards) {
+    if (leader == 0 || pod_addr(static_cast<std::uint16_t>(leader)) == nullptr) return;
+    std::lock_guard lock(leaders_mutex);
+    if (answer_shards != 0 && answer_shards != shards) {
+      shards = answer_shards;
+      leaders.assign(shards, 0);
+    }
+    if (shards == 0) return;
+    leaders[actors::kv::shard_of(key, shards)] = static_cast<std::uint16_t>(leader);
+  }
+
+  /// A front's leader table: fills the shards not known here yet.
+  void take(const pk::LeaderTable& table) {
+    if (table.shards == 0 || table.leaders.size() != table.shards) return;
+    std::lock_guard lock(leaders_mutex);
+    if (table.shards != shards) {
+      shards = table.shards;
+      leaders.assign(shards, 0);
+    }
+    for (pk::ShardId shard = 0; shard < shards; ++shard) {
+      const std::uint16_t leader = table.leaders[shard];
+      if (leaders[shard] == 0 && leader != 0 && pod_addr(leader) != nullptr) leaders[shard] = leader;
+    }
+  }
+
+  /// Asks every connected pod's front for its leader table, waiting up to `wait` for the answers
+  /// (a front that does not answer leaves the answers to teach the client).
+  void ask_leader_tables(std::chrono::milliseconds wait) {
+    std::vector<std::future<Answer<Result<pk::LeaderTable, pk::KvError>>>> tables;
+    for (const auto& [pod, addr] : pod_addrs) {
+      if (node->connected(pod)) tables.push_back(node->caller().request_to(addr, pk::Leaders{}, wait));
+    }
+    for (auto& table : tables) {
+      auto answer = table.get();  // by `wait` at the latest
+      if (answer && *answer) take(answer->value());
+    }
+  }
+
+  /// Pod `pod` failed a request for `shard`: the next ones go to any pod until an answer names the
+  /// leader again.
+  void forget(pk::ShardId shard, std::uint16_t pod) {
+    std::lock_guard lock(leaders_mutex);
+    if (shard < leaders.size() && leaders[shard] == pod) leaders[shard] = 0;
+  }
+
   /// Sends `request` until it is answered, its deadline passes, or (for a conditional request)
-  /// it may have been delivered. Many calls run at once, each with its own request in flight.
+  /// it may have been delivered. A `routed` request goes to its key's shard's leader's pod when the
+  /// table knows it, else (and after that pod failed it) to the first connected pod. Many calls
+  /// run at once, each with its own request in flight.
   template <class R, class T>
-  Result<T, pk::KvError> call(R request, bool conditional, std::chrono::milliseconds timeout) {
+  Result<T, pk::KvError> call(R request, bool routed, bool conditional, std::chrono::milliseconds timeout) {
+    std::optional<std::string_view> key;
+    if constexpr (requires { request.key; }) {
+      if (routed) key = request.key;
+    }
     const auto deadline = Clock::now() + timeout;
     std::string last = "no pod connected";
+    bool skip_cache = false;  // the cached leader's pod failed this request once: any pod now
     while (Clock::now() < deadline) {
       if (!any_pod_connected()) {
         std::this_thread::sleep_for(std::chrono::milliseconds{20});  // waiting for a redial
         continue;
       }
+      Route to = key && !skip_cache ? route(*key) : Route{};
+      const Addr* addr = to.pod != 0 && node->connected(to.pod) ? pod_addr(to.pod) : nullptr;
+      if (addr == nullptr) to.pod = 0;
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      auto answer = node->request("kv", request, std::max(left, std::chrono::milliseconds{1})).get();
-      if (answer) return std::move(*answer);
+      auto answer =
+          node->caller()
+              .request_to(addr != nullptr ? *addr : any_pod, request, std::max(left, std::chrono::milliseconds{1}))
+              .get();
+      if (answer) {
+        if (key) {
+          if (!*answer) {
+            learn(*key, answer->error().leader_hint, 0);
+          } else if constexpr (requires { answer->value().leader; }) {
+            learn(*key, answer->value().leader, answer->value().shards);
+          }
+        }
+        return std::move(*answer);
+      }
       const RequestError& error = answer.error();
       if (error == RequestError::TimedOut) {
+        // A pod that holds a request this long (paused, overloaded) is no shard's first choice.
+        if (to.pod != 0) forget(to.shard, to.pod);
         return Err{pk::KvError{pk::KvErrorKind::Timeout, 0, 0, 0,
                                fmt::format("no answer within {} ms: {}", timeout.count(), to_string(error))}};
       }
@@ -65,8 +177,15 @@ struct Client::Impl {
       last = to_string(error);
       // A request that reached no pod was not applied anywhere: even a conditional one may go again.
       if (conditional && !error.reached_no_one()) {
+        if (to.pod != 0) forget(to.shard, to.pod);
         return Err{pk::KvError{pk::KvErrorKind::Timeout, 0, 0, 0,
                                fmt::format("the pod gave no answer ({}); the outcome is unknown", last)}};
+      }
+      if (to.pod != 0) {
+        // The leader's pod went away: at once to another pod, whose front finds the new leader.
+        forget(to.shard, to.pod);
+        skip_cache = true;
+        continue;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds{20});
     }
@@ -85,6 +204,9 @@ Result<Client, std::string> Client::connect(ClientOptions options) {
   network::LightNodeOptions node_options;
   node_options.peers = options.pods;
   node_options.groups = {{.name = "kv", .nodes = options.pod_nodes}};
+  for (const std::uint16_t pod : options.pod_nodes) {
+    node_options.groups.push_back({.name = pod_group(pod), .nodes = {pod}, .remote_name = "kv"});
+  }
   node_options.node = options.node;
   node_options.secret = options.secret;
   node_options.max_log_level = "Error";
@@ -96,9 +218,22 @@ Result<Client, std::string> Client::connect(ClientOptions options) {
   auto node = network::LightNode::start(std::move(node_options));
   if (!node) return Err{fmt::format("the client node did not start: {}", node.error())};
   impl->node = std::make_unique<network::LightNode>(std::move(*node));
-  if (auto up = impl->node->wait_connected(options.timeout); !up) {
-    return Err{fmt::format("no pod of {} connected: {}", fmt::join(options.pods, ", "), up.error())};
+  impl->any_pod = impl->node->group_addr("kv");
+  for (const std::uint16_t pod : options.pod_nodes) {
+    impl->pod_addrs.emplace_back(pod, impl->node->group_addr(pod_group(pod)));
   }
+  // One pod connected is enough (the per-pod groups of the pods that are down never are).
+  const auto deadline = Clock::now() + options.timeout;
+  while (!impl->any_pod_connected()) {
+    if (Clock::now() >= deadline) {
+      auto up = impl->node->wait_connected(std::vector<std::uint16_t>{options.pod_nodes.front()},
+                                           std::chrono::milliseconds{0});
+      return Err{fmt::format("no pod of {} connected: {}", fmt::join(options.pods, ", "),
+                             up ? std::string("none within the timeout") : up.error())};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  }
+  impl->ask_leader_tables(std::min(options.timeout, std::chrono::milliseconds{2'000}));
   return Client(std::move(impl));
 }
 
@@ -110,29 +245,31 @@ Client::~Client() = default;
 std::uint16_t Client::node() const { return impl_->options.node; }
 
 Result<pk::Written, pk::KvError> Client::put(std::string key, std::string value) {
-  return impl_->call<pk::Put, pk::Written>(impl_->identified(pk::Put{std::move(key), std::move(value)}), false,
+  return impl_->call<pk::Put, pk::Written>(impl_->identified(pk::Put{std::move(key), std::move(value)}), true, false,
                                            impl_->options.timeout);
 }
 Result<pk::Found, pk::KvError> Client::get(std::string key, bool stale) {
-  return impl_->call<pk::Get, pk::Found>(pk::Get{std::move(key), stale}, false, impl_->options.timeout);
+  // A stale read is the asked pod's own state: any pod serves it.
+  return impl_->call<pk::Get, pk::Found>(pk::Get{std::move(key), stale}, !stale, false, impl_->options.timeout);
 }
 Result<pk::Deleted, pk::KvError> Client::remove(std::string key) {
-  return impl_->call<pk::Delete, pk::Deleted>(impl_->identified(pk::Delete{std::move(key)}), false,
+  return impl_->call<pk::Delete, pk::Deleted>(impl_->identified(pk::Delete{std::move(key)}), true, false,
                                               impl_->options.timeout);
 }
 Result<pk::Written, pk::KvError> Client::cas(std::string key, std::string value, pk::Version expected_version) {
   return impl_->call<pk::Cas, pk::Written>(
-      impl_->identified(pk::Cas{std::move(key), std::move(value), expected_version}), true, impl_->options.timeout);
+      impl_->identified(pk::Cas{std::move(key), std::move(value), expected_version}), true, true,
+      impl_->options.timeout);
 }
 Result<pk::Deleted, pk::KvError> Client::delete_if_version(std::string key, pk::Version expected_version) {
   return impl_->call<pk::DeleteIfVersion, pk::Deleted>(
-      impl_->identified(pk::DeleteIfVersion{std::move(key), expected_version}), true, impl_->options.timeout);
+      impl_->identified(pk::DeleteIfVersion{std::move(key), expected_version}), true, true, impl_->options.timeout);
 }
 Result<pk::Scanned, pk::KvError> Client::scan(pk::Scan request) {
   // A scan over every shard may create all of them: the front gives it scan_timeout (30 s).
   const auto timeout =
       request.shard ? impl_->options.timeout : std::max(impl_->options.timeout, std::chrono::milliseconds{40'000});
-  return impl_->call<pk::Scan, pk::Scanned>(std::move(request), false, timeout);
+  return impl_->call<pk::Scan, pk::Scanned>(std::move(request), false, false, timeout);
 }
 
 }  // namespace elfin::kv

@@ -257,3 +257,30 @@ TEST_CASE("kv: a write sent again with the client's request id to another front 
   CHECK(cluster.ask(2, del)->existed);  // the first answer again, and the new value stays
   CHECK(cluster.ask(1, pk::Get{"resent", false})->value == "new");
 }
+
+TEST_CASE("kv: an answer names the shard's leader and the shard count, and kv.Leaders gives the front's leader cache",
+          "[kv]") {
+  KvCluster cluster;
+  const auto put = cluster.ask(2, pk::Put{"routed", "1"});
+  REQUIRE(put);
+  const auto shard = elfin::actors::kv::shard_of("routed");
+  const auto leader = cluster.leader(shard);
+  REQUIRE(leader);
+  CHECK(put->leader == *leader);
+  CHECK(put->shards == pk::kShards);
+  for (std::uint16_t n = 1; n <= 3; ++n) {
+    const auto got = cluster.ask(n, pk::Get{"routed", false});
+    REQUIRE(got);
+    CHECK(got->leader == *leader);
+  }
+  CHECK(cluster.ask(1, pk::Get{"routed", true})->leader == 0);  // a stale read names no leader
+
+  for (std::uint16_t n = 1; n <= 3; ++n) {
+    INFO("node " << n);
+    const auto table = cluster.ask(n, pk::Leaders{});
+    REQUIRE(table);
+    CHECK(table->shards == pk::kShards);
+    REQUIRE(table->leaders.size() == pk::kShards);
+    CHECK(table->leaders[shard] == *leader);
+  }
+}

@@ -25,7 +25,11 @@
 //   [[routes]]  from = "kv"  to = "partitions"  messages = ["raft.Placement"]
 //
 // A shard's partitions are created by its first request (to the owner, which bootstraps it, with
-// a manager). Which replica leads is learnt from answers and cached per shard.
+// a manager). Which replica leads is learnt from answers (and from the other fronts' requests this
+// node's replica served as leader) and cached per shard. Clients route by the same knowledge: each
+// answer names the node that led the shard and the front's shard count, and kv.Leaders answers the
+// whole cache, so a client sends a key to its leader's pod and the front there asks its own
+// replica, without a kv.ShardRequest.
 //
 // Retries and outcomes: a Put, Delete or read whose attempt timed out is retried. Each write
 // carries a request id (KvCommand's origin and sequence) that every attempt proposes again, and the

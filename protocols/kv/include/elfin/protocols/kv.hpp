@@ -11,6 +11,7 @@
 //   DeleteIfVersion  Delete only if the version matches        -> Deleted, or VersionMismatch
 //   Scan             keys starting with `prefix`, in key order, at most `limit`; one `shard`, or
 //                    merged across every shard by the front    -> Scanned
+//   Leaders          which node leads each shard, as far as the front knows -> LeaderTable
 //   Leave            the pod leaves the cluster (with a shard manager): its replicas move to
 //                    the other pods while it keeps serving     -> Left
 //
@@ -67,7 +68,8 @@ ELFIN_ENUM(KvErrorKind, NotLeader, VersionMismatch, Timeout, Unavailable, BadReq
 
 struct KvError {
   KvErrorKind kind = KvErrorKind::Unavailable;
-  std::uint64_t leader_hint = 0;  ///< NotLeader: the node believed to lead the shard (0: unknown)
+  std::uint64_t leader_hint = 0;  ///< NotLeader: the node believed to lead the shard (0: unknown);
+                                  ///< VersionMismatch from a front: the node whose replica led it
   Version current_version = 0;    ///< VersionMismatch: the key's version now (0: it does not exist)
   ShardId shard = 0;
   std::string detail;  ///< for people
@@ -77,11 +79,18 @@ struct KvError {
 
 // --- results ---------------------------------------------------------------------------------
 
+// Where the answer came from, for a client that sends each shard's requests to its leader's pod
+// (elfin::kv::Client): `leader`, the node whose replica led the key's shard and served the request
+// (0: unknown, as for a stale read), and `shards`, the front's shard count (0: an older front), so
+// the client maps keys to shards as the fronts do. They say nothing about the key: == ignores them.
+
 /// A Put or Cas applied: the key's new version.
 struct Written {
   Version version = 0;
-  ELFIN_PART(version);
-  friend bool operator==(const Written&, const Written&) = default;
+  std::uint16_t leader = 0;
+  ShardId shards = 0;
+  ELFIN_PART(version, ELFIN_DEFAULT(leader), ELFIN_DEFAULT(shards));
+  friend bool operator==(const Written& a, const Written& b) { return a.version == b.version; }
 };
 
 /// A Get's answer.
@@ -89,15 +98,21 @@ struct Found {
   bool found = false;
   std::string value;
   Version version = 0;  ///< 0 when not found
-  ELFIN_PART(found, value, version);
-  friend bool operator==(const Found&, const Found&) = default;
+  std::uint16_t leader = 0;
+  ShardId shards = 0;
+  ELFIN_PART(found, value, version, ELFIN_DEFAULT(leader), ELFIN_DEFAULT(shards));
+  friend bool operator==(const Found& a, const Found& b) {
+    return a.found == b.found && a.value == b.value && a.version == b.version;
+  }
 };
 
 /// A Delete or DeleteIfVersion applied.
 struct Deleted {
   bool existed = false;  ///< the key existed (and is gone now)
-  ELFIN_PART(existed);
-  friend bool operator==(const Deleted&, const Deleted&) = default;
+  std::uint16_t leader = 0;
+  ShardId shards = 0;
+  ELFIN_PART(existed, ELFIN_DEFAULT(leader), ELFIN_DEFAULT(shards));
+  friend bool operator==(const Deleted& a, const Deleted& b) { return a.existed == b.existed; }
 };
 
 struct KeyValue {
@@ -201,6 +216,21 @@ struct Leave {
   ELFIN_REQUEST(kv, Leave, (elfin::Result<Left, KvError>));
 };
 
+/// Which node leads each shard, as a front knows it: `leaders[shard]` is the node whose replica
+/// last answered it as leader (0: not known there), for the `shards` shards keys map to.
+struct LeaderTable {
+  ShardId shards = 0;
+  std::vector<std::uint16_t> leaders;
+  ELFIN_PART(shards, leaders);
+};
+
+/// The front's leader table (from its requests' answers and the shard requests its own replicas
+/// served as leaders): a client's first guess of where to send each shard's requests, before the
+/// answers name the leaders themselves.
+struct Leaders {
+  ELFIN_REQUEST(kv, Leaders, (elfin::Result<LeaderTable, KvError>));
+};
+
 /// The state machine's answer to a shard request (a KvResponse's bytes, see kv/command.hpp).
 struct ShardReply {
   std::uint64_t index = 0;  ///< Propose: the entry's index; reads: the replica's applied index
@@ -226,6 +256,7 @@ struct ShardRequest {
 }  // namespace elfin::protocols::kv
 
 ELFIN_EXTERN_MESSAGE(elfin::protocols::kv::Leave);
+ELFIN_EXTERN_MESSAGE(elfin::protocols::kv::Leaders);
 ELFIN_EXTERN_MESSAGE(elfin::protocols::kv::Put);
 ELFIN_EXTERN_MESSAGE(elfin::protocols::kv::Get);
 ELFIN_EXTERN_MESSAGE(elfin::protocols::kv::Delete);

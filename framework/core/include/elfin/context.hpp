@@ -158,7 +158,8 @@ class Context {
   /// Sends a received envelope on, as it is, to `to` (a group: its router decides; an actor),
   /// never waiting: its sender, trace id and, for a request, the duty to answer go with it, so its
   /// new recipient answers the original requester. On failure `envelope` holds it again, duty
-  /// included, for another try.
+  /// included, for another try. The envelope is re-addressed, not copied: a message multicast to
+  /// several recipients is not forwarded by one of them while the others may still be sending it.
   Result<void, SendErrorKind> try_forward_to(Addr to, Envelope& envelope) {
     return detail::forward_envelope(cell_->group().system(), to, envelope);
   }

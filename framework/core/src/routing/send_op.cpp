@@ -18,10 +18,11 @@ SendOp::SendOp(GroupRuntime& from, Envelope envelope, SendMode mode) : envelope_
 
 SendOp::SendOp(SystemCore& system, Addr to, Envelope envelope, SendMode mode)
     : envelope_(std::move(envelope)), mode_(mode) {
-  // Only while the block is not shared (it was just made, or taken back from a failed push): a
-  // forwarded envelope may still be read by a dump, and keeps its first recipient.
-  if (envelope_.valid() && EnvelopeAccess::block(envelope_)->refs.load(std::memory_order_acquire) == 1)
-    EnvelopeAccess::block(envelope_)->recipient = to;
+  // The recipient is what the network addresses a frame to, so it is always the address sent to.
+  // Other references to the block are a dump's (which never reads the recipient) or, for an
+  // envelope sent on by forward_envelope, the handles of a multicast's other recipients: those
+  // must not be forwarded (see Context::try_forward_to).
+  if (envelope_.valid()) EnvelopeAccess::block(envelope_)->recipient = to;
   resolve_error_ = system.resolve_addr(to, envelope_, targets_);
 }
 

@@ -22,6 +22,7 @@
 #include <elfin/kv/client.hpp>
 #include <elfin/kv/cluster.hpp>
 
+#include "eventually.hpp"
 #include "kv_local_cluster.hpp"
 
 using namespace std::chrono_literals;
@@ -168,9 +169,7 @@ TEST_CASE(
     }
   });
   const auto wait_for = [&](std::size_t count) {
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
-    while (acknowledged < count && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
-    return acknowledged >= count;
+    return elfin::test::eventually([&] { return acknowledged >= count; }, 60s, 5ms);
   };
   const bool before = wait_for(150);
   if (!before) {
@@ -215,13 +214,12 @@ TEST_CASE(
   auto at_pod1 = elfin::test::kv_client({cluster.pods()[0]}, 60004);
   if (!at_pod1) FAIL(at_pod1.error());
   const auto& last = *acked.rbegin();
-  bool caught_up = false;
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (!caught_up && std::chrono::steady_clock::now() < deadline) {
-    auto got = at_pod1->get(last.first, true);
-    caught_up = got && got->found && got->version == last.second.version;
-    if (!caught_up) std::this_thread::sleep_for(20ms);
-  }
+  const bool caught_up = elfin::test::eventually(
+      [&] {
+        auto got = at_pod1->get(last.first, true);
+        return got && got->found && got->version == last.second.version;
+      },
+      30s, 20ms);
   CHECK(caught_up);
 }
 

@@ -13,8 +13,8 @@
 #include <chrono>
 #include <fstream>
 #include <string>
-#include <thread>
 
+#include "eventually.hpp"
 #include "process.hpp"
 #include "temp_dir.hpp"
 
@@ -49,12 +49,7 @@ bool gone(pid_t pid) {
 }
 
 bool wait_gone(pid_t pid, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!gone(pid)) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
+  return elfin::test::eventually([&] { return gone(pid); }, timeout, 10ms);
 }
 
 }  // namespace

@@ -8,13 +8,13 @@
 
 #include <chrono>
 #include <string>
-#include <thread>
 
 #include <elfin/elfin.hpp>
 #include <elfin/telemeter/telemeter.hpp>
 #include <elfin/testing/proxy.hpp>
 
 #include "../unit/core/test_support.hpp"
+#include "../unit/eventually.hpp"
 #include "../unit/temp_dir.hpp"
 #include "support/prometheus_process.hpp"
 
@@ -87,13 +87,14 @@ TEST_CASE("Prometheus scrapes a running node's metrics with the values it produc
   const std::string sent_query =
       R"(elfin_sent_messages_total{job="elfin",actor_group="producers",message="Tick",protocol="scraped"})";
   std::optional<double> sent;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!(sent = single_value(prometheus, sent_query))) {
-    if (!prometheus.running()) FAIL("prometheus exited:\n" << prometheus.log());
-    if (std::chrono::steady_clock::now() > deadline)
-      FAIL("no elfin metrics after 60 s; prometheus says:\n" << prometheus.log());
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  eventually(
+      [&] {
+        sent = single_value(prometheus, sent_query);
+        return sent || !prometheus.running();
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(100));
+  if (!sent && !prometheus.running()) FAIL("prometheus exited:\n" << prometheus.log());
+  if (!sent) FAIL("no elfin metrics after 60 s; prometheus says:\n" << prometheus.log());
 
   CHECK(*sent == kTicks);
   CHECK(single_value(prometheus, R"(up{job="elfin"})") == 1.0);

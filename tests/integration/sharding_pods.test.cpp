@@ -7,6 +7,7 @@
 // in a file and in Redis.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -18,23 +19,25 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "eventually.hpp"
 #include "process.hpp"
 #include "shard_manager/redis_server.hpp"
 #include "shard_manager_node.hpp"
 #include "temp_dir.hpp"
 
 using namespace std::chrono_literals;
+using elfin::test::eventually;
 using elfin::test::Process;
 using elfin::test::TempDir;
 
 namespace {
 
 constexpr auto kTimeout = 30s;
+constexpr auto kPoll = 50ms;  // the map and the pods' output belong to other processes
 constexpr int kShards = 24;
 const std::regex& listening() {
   static const std::regex pattern("listening on tcp://127\\.0\\.0\\.1:[0-9]+");
@@ -148,15 +151,14 @@ std::map<std::string, int> shards_per_pod(TempDir& dir, std::uint16_t manager_po
 
 /// Polls the live map until every listed pod holds `per_pod` shards and there are `pods` of them.
 bool map_becomes(TempDir& dir, std::uint16_t manager_port, std::size_t pods, int per_pod) {
-  const auto deadline = std::chrono::steady_clock::now() + kTimeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    const auto shards = shards_per_pod(dir, manager_port);
-    bool ok = shards.size() == pods;
-    for (const auto& [pod, n] : shards) ok = ok && n == per_pod;
-    if (ok) return true;
-    std::this_thread::sleep_for(50ms);  // polling another process's state, with a deadline
-  }
-  return false;
+  return eventually(
+      [&] {
+        const auto shards = shards_per_pod(dir, manager_port);
+        bool ok = shards.size() == pods;
+        for (const auto& [pod, n] : shards) ok = ok && n == per_pod;
+        return ok;
+      },
+      kTimeout, kPoll);
 }
 
 }  // namespace
@@ -258,15 +260,14 @@ std::vector<Sweep> sweeps(const Process& pod, elfin::test::OutputMark since) {
 /// started after `since`: one numbered above the first sweep printed after it (that one may have
 /// been under way at `since`).
 bool clean_sweep_after(const Process& pod, elfin::test::OutputMark since) {
-  const auto deadline = std::chrono::steady_clock::now() + kTimeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    const auto printed = sweeps(pod, since);
-    for (const auto& sweep : printed) {
-      if (sweep.number > printed.front().number && sweep.ok == kEntities && sweep.failed == 0) return true;
-    }
-    std::this_thread::sleep_for(50ms);  // polling another process's output, with a deadline
-  }
-  return false;
+  return eventually(
+      [&] {
+        const auto printed = sweeps(pod, since);
+        return std::ranges::any_of(printed, [&](const Sweep& sweep) {
+          return sweep.number > printed.front().number && sweep.ok == kEntities && sweep.failed == 0;
+        });
+      },
+      kTimeout, kPoll);
 }
 
 /// The entity ids `text` says started ("test counter e-7 started on ...").
@@ -474,17 +475,19 @@ std::size_t scheduler_lines(const Process& pod, std::string_view what) {
 /// Waits until exactly one of `pods` runs the scheduler (started more often than stopped, and
 /// not `gone`) and returns its index.
 std::optional<std::size_t> scheduler_runs_once(const std::vector<Process*>& pods, const std::set<std::size_t>& gone) {
-  const auto deadline = std::chrono::steady_clock::now() + kTimeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::vector<std::size_t> running;
-    for (std::size_t i = 0; i < pods.size(); ++i) {
-      if (gone.contains(i)) continue;
-      if (scheduler_lines(*pods[i], "started") > scheduler_lines(*pods[i], "stopped")) running.push_back(i);
-    }
-    if (running.size() == 1) return running.front();
-    std::this_thread::sleep_for(50ms);  // polling other processes' output, with a deadline
-  }
-  return std::nullopt;
+  std::optional<std::size_t> once;
+  eventually(
+      [&] {
+        std::vector<std::size_t> running;
+        for (std::size_t i = 0; i < pods.size(); ++i) {
+          if (gone.contains(i)) continue;
+          if (scheduler_lines(*pods[i], "started") > scheduler_lines(*pods[i], "stopped")) running.push_back(i);
+        }
+        once = running.size() == 1 ? std::optional(running.front()) : std::nullopt;
+        return once.has_value();
+      },
+      kTimeout, kPoll);
+  return once;
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include <elfin/kv/client.hpp>
 
+#include "eventually.hpp"
 #include "process.hpp"
 
 namespace elfin::test {
@@ -149,12 +150,7 @@ bool KvLocalCluster::signal_manager(int signo) {
 bool KvLocalCluster::stop_pod(std::uint16_t pod, std::chrono::milliseconds timeout) {
   const int p = pid(pod);
   if (p <= 0 || ::kill(p, SIGTERM) != 0) return false;
-  const auto deadline = Clock::now() + timeout;
-  while (!process_gone(p)) {
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
+  return eventually([&] { return process_gone(p); }, timeout, std::chrono::milliseconds(10));
 }
 
 CliRun KvLocalCluster::stop() {

@@ -1,6 +1,7 @@
 // The fault runs' workload and leader probe (see kv_workload.hpp).
 #include "kv_workload.hpp"
 
+#include "eventually.hpp"
 #include "kv_answer.hpp"
 
 #include <algorithm>
@@ -45,12 +46,7 @@ void KvWorkload::stop() {
 
 bool KvWorkload::progress(std::size_t more, std::chrono::milliseconds timeout) {
   const std::size_t target = answered_ + more;
-  const auto deadline = Clock::now() + timeout;
-  while (answered_ < target) {
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
+  return eventually([&] { return answered_ >= target; }, timeout, std::chrono::milliseconds(5));
 }
 
 void KvWorkload::problem(std::string text) {
@@ -234,20 +230,25 @@ idle_timeout = "5s"
 PartitionStatusProbe::~PartitionStatusProbe() = default;
 
 std::uint16_t PartitionStatusProbe::leader(std::uint64_t shard, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    for (std::uint16_t pod = 1; pod <= impl_->pods; ++pod) {
-      try {
-        auto status = impl_->proxy->request_fallible(pr::GetPartitionStatus{shard},
-                                                     impl_->proxy->system().group_addr(fmt::format("status.{}", pod)));
-        if (status && status->role == pr::Role::Leader) return pod;
-      } catch (const testing::ProxyError&) {
-        // that pod did not answer in time (down, paused): ask the next
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return 0;
+  std::uint16_t found = 0;
+  eventually(
+      [&] {
+        for (std::uint16_t pod = 1; pod <= impl_->pods; ++pod) {
+          try {
+            auto status = impl_->proxy->request_fallible(
+                pr::GetPartitionStatus{shard}, impl_->proxy->system().group_addr(fmt::format("status.{}", pod)));
+            if (status && status->role == pr::Role::Leader) {
+              found = pod;
+              return true;
+            }
+          } catch (const testing::ProxyError&) {
+            // that pod did not answer in time (down, paused): ask the next
+          }
+        }
+        return false;
+      },
+      timeout, std::chrono::milliseconds(50));
+  return found;
 }
 
 std::vector<std::uint64_t> PartitionStatusProbe::voters(std::uint16_t pod, std::uint64_t shard) {

@@ -139,13 +139,14 @@ TEST_CASE("kv: a front whose node does not lead the shard follows the NotLeader 
     CHECK(cluster.ask(n, pk::Get{"hinted", false})->value == fmt::format("from {}", n));
   }
   // A stale read answers from the asked node's own replica, without the leader.
-  CHECK(eventually([&] {
+  const auto every_replica_has_the_last_put = [&] {
     for (std::uint16_t n = 1; n <= 3; ++n) {
       auto got = cluster.ask(n, pk::Get{"hinted", true});
       if (!got || got->value != fmt::format("from {}", *leader == 3 ? 2 : 3)) return false;
     }
     return true;
-  }));
+  };
+  CHECK(eventually(every_replica_has_the_last_put));
 }
 
 TEST_CASE("kv: a scan over every shard merges the shards' keys in key order up to the limit", "[kv]") {
@@ -155,6 +156,7 @@ TEST_CASE("kv: a scan over every shard merges the shards' keys in key order up t
   constexpr std::uint32_t kShards = 16;
   KvCluster cluster(R"(shards = 16)");
   std::vector<std::string> keys;
+  keys.reserve(12);
   for (int i = 0; i < 12; ++i) keys.push_back(fmt::format("scan:{:02}", i));
   std::set<pk::ShardId> shards;
   for (const auto& key : keys) {

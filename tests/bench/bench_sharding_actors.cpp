@@ -120,6 +120,7 @@ struct StreamConfig {
 Task<> stream_driver(Context<StreamConfig> ctx) {
   const auto cfg = ctx.config();
   std::vector<std::string> ids;
+  ids.reserve(cfg.keys);
   for (std::uint32_t i = 0; i < cfg.keys; ++i) ids.push_back(fmt::format("cart-{}", i));
   for (const auto& id : ids) {  // untimed: every counter started
     auto started = co_await ctx.request(Count{id});
@@ -391,6 +392,7 @@ Task<> handoff_driver(Context<HandoffConfig> ctx, std::array<std::shared_ptr<sha
   const Addr to_old{caches[old]->group(fmt::format("counters{}", old + 1))};
   const Addr to_new{caches[fresh]->group(fmt::format("counters{}", fresh + 1))};
   std::vector<std::string> ids;
+  ids.reserve(kGapEntities);
   for (std::uint32_t i = 0; i < kGapEntities; ++i) ids.push_back(fmt::format("cart-{}", i));
   bool stopped = false;
   const auto deadline = Clock::now() + std::chrono::seconds{60};
@@ -484,6 +486,7 @@ bool handoff_case(const Options& o) {
     if (o.warmup) handoff_run(o.threads, warmup);
     std::vector<double> gaps;
     std::vector<Figure> figures;
+    figures.reserve(o.reps);
     for (unsigned r = 0; r < o.reps; ++r) figures.push_back(handoff_run(o.threads, gaps));
     std::sort(gaps.begin(), gaps.end());
     const double p50 = gaps[(gaps.size() - 1) / 2];

@@ -249,6 +249,7 @@ std::uint64_t send_numbered(PodCluster& cluster, std::size_t pod, const std::str
 
 std::vector<std::uint64_t> seqs(const std::vector<std::pair<std::uint64_t, std::string>>& added) {
   std::vector<std::uint64_t> out;
+  out.reserve(added.size());
   for (const auto& [seq, pod] : added) out.push_back(seq);
   return out;
 }

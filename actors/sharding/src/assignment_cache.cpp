@@ -10,6 +10,21 @@ namespace elfin::actors::sharding {
 
 namespace ps = protocols::sharding;
 
+namespace {
+
+/// The actors each host gives for `ask`, in one list.
+template <class Ask>
+std::vector<std::uint64_t> gather(const std::vector<std::shared_ptr<EntityHost>>& hosts, Ask ask) {
+  std::vector<std::uint64_t> actors;
+  for (const auto& host : hosts) {
+    auto some = ask(*host);
+    actors.insert(actors.end(), some.begin(), some.end());
+  }
+  return actors;
+}
+
+}  // namespace
+
 void AssignmentCache::set_self(ps::PodRef self, std::uint64_t endpoint) {
   std::unique_lock lock(mutex_);
   self_ = std::move(self);
@@ -174,21 +189,11 @@ std::vector<std::shared_ptr<EntityHost>> AssignmentCache::hosts() const {
 }
 
 std::vector<std::uint64_t> AssignmentCache::stop_entities(const std::set<std::uint32_t>& shards) const {
-  std::vector<std::uint64_t> actors;
-  for (const auto& host : hosts()) {
-    auto some = host->stop(shards);
-    actors.insert(actors.end(), some.begin(), some.end());
-  }
-  return actors;
+  return gather(hosts(), [&](EntityHost& host) { return host.stop(shards); });
 }
 
 std::vector<std::uint64_t> AssignmentCache::idle_entities(std::chrono::nanoseconds max_idle) const {
-  std::vector<std::uint64_t> actors;
-  for (const auto& host : hosts()) {
-    auto some = host->idle(max_idle);
-    actors.insert(actors.end(), some.begin(), some.end());
-  }
-  return actors;
+  return gather(hosts(), [&](EntityHost& host) { return host.idle(max_idle); });
 }
 
 std::size_t AssignmentCache::running_entities(const std::set<std::uint32_t>& shards) const {
@@ -198,12 +203,7 @@ std::size_t AssignmentCache::running_entities(const std::set<std::uint32_t>& sha
 }
 
 std::vector<std::uint64_t> AssignmentCache::running_entity_actors(const std::set<std::uint32_t>& shards) const {
-  std::vector<std::uint64_t> actors;
-  for (const auto& host : hosts()) {
-    auto some = host->running_actors(shards);
-    actors.insert(actors.end(), some.begin(), some.end());
-  }
-  return actors;
+  return gather(hosts(), [&](EntityHost& host) { return host.running_actors(shards); });
 }
 
 bool AssignmentCache::holding_messages() const {

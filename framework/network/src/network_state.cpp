@@ -283,10 +283,12 @@ void NetworkState::opened(const std::shared_ptr<Connection>& conn) {
   {
     std::lock_guard lock(mu_);
     connections_[conn->node_no()] = conn;
+    // Under the lock that info() takes: whoever sees the peer listed and sends at once finds it
+    // routable (remote groups route on this flag alone).
+    (*connected_)[conn->node_no()].store(true, std::memory_order_release);
     // The next loss redials from the first, short wait again.
     if (auto it = dialed_.find(conn.get()); it != dialed_.end()) it->second->backoff = std::chrono::milliseconds{0};
   }
-  (*connected_)[conn->node_no()].store(true, std::memory_order_release);
   log(LogLevel::Info,
       fmt::format("connected to node {} (`{}`, launch {:016x}) at {} ({})", conn->node_no(), conn->node_name(),
                   conn->launch_id(), conn->address(), conn->outgoing() ? "dialed" : "accepted"));
@@ -299,13 +301,14 @@ void NetworkState::closed(const Connection& conn, const std::string& reason) {
     auto it = connections_.find(conn.node_no());
     if (it != connections_.end() && it->second.get() == &conn) {
       connections_.erase(it);
+      // Under the lock, like opened(): never after a newer connection to the node set it.
+      (*connected_)[conn.node_no()].store(false, std::memory_order_release);
       was_current = true;
     }
     std::erase_if(all_, [&](const auto& c) { return c.get() == &conn; });
     admitted_.erase(&conn);
   }
   if (was_current) {
-    (*connected_)[conn.node_no()].store(false, std::memory_order_release);
     log(LogLevel::Warn, fmt::format("connection to node {} at {} lost: {}", conn.node_no(), conn.address(), reason));
   } else {
     log(LogLevel::Info, fmt::format("connection with {} closed: {}", conn.address(), reason));

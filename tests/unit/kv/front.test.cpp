@@ -286,3 +286,12 @@ TEST_CASE("kv: an answer names the shard's leader and the shard count, and kv.Le
     CHECK(table->leaders[shard] == *leader);
   }
 }
+
+TEST_CASE("kv: a request before the shard manager's first assignment fails saying that no assignment came", "[kv]") {
+  // Fronts that route by the manager's assignment, with no manager in the cluster.
+  KvCluster cluster("manager = true\nrequest_timeout = \"300ms\"\nregister_retry = \"100ms\"");
+  const auto got = cluster.ask(1, pk::Get{"user:42", false});
+  REQUIRE_FALSE(got);
+  CHECK(got.error().kind == pk::KvErrorKind::Unavailable);
+  CHECK_THAT(got.error().detail, Catch::Contains("no assignment from the shard manager yet"));
+}

@@ -208,6 +208,7 @@ bool KvLocalCluster::serves(std::uint16_t pod, std::chrono::milliseconds timeout
     options.timeout = std::min(left, std::chrono::milliseconds(3000));
     auto client = kv::Client::connect(options);
     if (client && client->get(key, true)) return true;
+    // Not `eventually`: each probe's own timeout is the time left of the one deadline.
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return false;

@@ -175,6 +175,7 @@ void KvWorkload::final_reads(std::chrono::milliseconds timeout) {
       } else {
         record.failed(ticket);
         last = pk::to_string(got.error());
+        // Not `eventually`: every key's retries share the one deadline of the final reads.
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
       }
     }

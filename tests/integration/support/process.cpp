@@ -17,7 +17,8 @@
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
+
+#include "eventually.hpp"
 
 extern char** environ;
 
@@ -200,11 +201,7 @@ bool Process::reap_if_ended() {
 }
 
 std::optional<ExitStatus> Process::wait_exit(std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!reap_if_ended()) {
-    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
-    std::this_thread::sleep_for(kPollPause);
-  }
+  if (!elfin::test::eventually([this] { return reap_if_ended(); }, timeout, kPollPause)) return std::nullopt;
   return status_;
 }
 
@@ -224,32 +221,29 @@ std::string Process::stdout_text(std::size_t since) const { return read_from(std
 std::string Process::stderr_text(std::size_t since) const { return read_from(stderr_path_, since); }
 std::string Process::output(OutputMark since) const { return stdout_text(since.out) + stderr_text(since.err); }
 
+bool Process::wait_for_output(const std::function<bool(const std::string&)>& found, std::chrono::milliseconds timeout,
+                              OutputMark since) {
+  bool seen = false;
+  elfin::test::eventually(
+      [&] {
+        // Whether it had ended is read before the output, so a last line printed just before the
+        // exit is still seen; an ended process prints nothing more, so the wait ends there.
+        const bool ended = reap_if_ended();
+        // Each stream on its own: a line is never split between them.
+        seen = found(stdout_text(since.out)) || found(stderr_text(since.err));
+        return seen || ended;
+      },
+      timeout, kPollPause);
+  return seen;
+}
+
 bool Process::wait_for_output(const std::regex& pattern, std::chrono::milliseconds timeout, OutputMark since) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    // Whether it had ended is read before the output, so a last line printed just before the
-    // exit is still seen.
-    const bool ended = reap_if_ended();
-    // Each stream on its own: a line is never split between them.
-    if (std::regex_search(stdout_text(since.out), pattern) || std::regex_search(stderr_text(since.err), pattern)) {
-      return true;
-    }
-    if (ended || std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(kPollPause);
-  }
+  return wait_for_output([&](const std::string& text) { return std::regex_search(text, pattern); }, timeout, since);
 }
 
 bool Process::wait_for_output(std::string_view text, std::chrono::milliseconds timeout, OutputMark since) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    const bool ended = reap_if_ended();
-    if (stdout_text(since.out).find(text) != std::string::npos ||
-        stderr_text(since.err).find(text) != std::string::npos) {
-      return true;
-    }
-    if (ended || std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(kPollPause);
-  }
+  return wait_for_output([&](const std::string& output) { return output.find(text) != std::string::npos; }, timeout,
+                         since);
 }
 
 std::uint16_t free_tcp_port() {

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -115,6 +116,9 @@ class Process {
   Process() = default;
   bool reap_if_ended();
   void kill_and_reap() noexcept;
+  /// The two public waits: `found` is asked about each stream's text since the mark.
+  bool wait_for_output(const std::function<bool(const std::string&)>& found, std::chrono::milliseconds timeout,
+                       OutputMark since);
 
   pid_t pid_ = -1;
   std::vector<std::string> argv_;

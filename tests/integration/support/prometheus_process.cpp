@@ -14,11 +14,12 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 #include <asio.hpp>
+
+#include "../../unit/eventually.hpp"
 
 extern char** environ;
 
@@ -118,14 +119,11 @@ PrometheusProcess::~PrometheusProcess() {
   if (pid_ <= 0) return;
   ::kill(pid_, SIGTERM);
   // A polite stop lets it close its TSDB; a stuck one is killed after 10 s.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (::waitpid(pid_, nullptr, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const bool ended = elfin::test::eventually([this] { return ::waitpid(pid_, nullptr, WNOHANG) != 0; },
+                                             std::chrono::seconds(10), std::chrono::milliseconds(10));
+  if (!ended) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
   }
 }
 

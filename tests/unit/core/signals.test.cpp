@@ -17,6 +17,8 @@
 
 #include <elfin/elfin.hpp>
 
+#include "../eventually.hpp"
+
 using namespace elfin;
 
 namespace {
@@ -55,13 +57,13 @@ struct Child {
   }
   /// Waits up to `timeout` for the child to exit; its wait status, or nullopt.
   std::optional<int> wait_exit(std::chrono::milliseconds timeout) const {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == pid) return status;
-      if (std::chrono::steady_clock::now() > deadline) return std::nullopt;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling a deadline, not hoping
+    int status = 0;
+    // Polled: waitpid has no timeout.
+    if (!elfin::test::eventually([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, timeout,
+                                 std::chrono::milliseconds(5))) {
+      return std::nullopt;
     }
+    return status;
   }
   ~Child() {
     if (pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == 0) {

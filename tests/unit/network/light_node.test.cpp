@@ -17,6 +17,7 @@
 #include <elfin/network/light_node.hpp>
 #include <elfin/network/network.hpp>
 
+#include "../eventually.hpp"
 #include "network_test_config.hpp"
 
 namespace {
@@ -25,6 +26,7 @@ using namespace std::chrono_literals;
 using elfin::Answer;
 using elfin::RequestError;
 using elfin::network::LightNode;
+using elfin::test::eventually;
 
 struct Double {
   std::uint64_t value = 0;
@@ -259,9 +261,7 @@ TEST_CASE("light node: stop answers every outstanding request Stopped, and later
   std::vector<std::future<Answer<std::uint64_t>>> futures;
   for (std::size_t i = 0; i < kStalled; ++i) futures.push_back(node.request("svc", Stall{}, 60s));
   // Every one reached the service before the stop, so it is the stop that answers them.
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (g_stalled_count < kStalled && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-  REQUIRE(g_stalled_count == kStalled);
+  REQUIRE(eventually([] { return g_stalled_count == kStalled; }));
   CHECK(node.caller().outstanding() == kStalled);
 
   node.stop();
@@ -287,9 +287,7 @@ TEST_CASE("light node: a peer going away answers its outstanding requests Failed
   constexpr std::size_t kStalled = 20;
   std::vector<std::future<Answer<std::uint64_t>>> futures;
   for (std::size_t i = 0; i < kStalled; ++i) futures.push_back(node.request("svc", Stall{}, 60s));
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (g_stalled_count < kStalled && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-  REQUIRE(g_stalled_count == kStalled);
+  REQUIRE(eventually([] { return g_stalled_count == kStalled; }));
 
   server.stop();  // its connection closes; the parked tokens are never answered
   for (auto& future : futures) {

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 #include <hiredis.h>
 
+#include "../eventually.hpp"
 #include "../temp_dir.hpp"
 
 extern char** environ;
@@ -57,15 +58,12 @@ class RedisServer {
   void stop() {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGTERM);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    int status = 0;
-    while (::waitpid(pid_, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        break;
-      }
-      ::usleep(2000);  // polling a child's exit; waitpid has no timeout
+    // Polled: waitpid has no timeout.
+    const bool ended = eventually([this] { return ::waitpid(pid_, nullptr, WNOHANG) != 0; }, std::chrono::seconds(5),
+                                  std::chrono::milliseconds(2));
+    if (!ended) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
     }
     pid_ = -1;
   }
@@ -94,29 +92,35 @@ class RedisServer {
     return ntohs(addr.sin_port);
   }
 
-  /// PING until PONG, for at most 10 s.
+  /// PING until PONG, for at most 10 s: the server is starting, and nothing but its port says
+  /// when it is ready.
   void wait_ready() {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    for (;;) {
-      timeval tv{0, 200'000};
-      redisContext* c = redisConnectWithTimeout("127.0.0.1", port_, tv);
-      if (c != nullptr && c->err == 0) {
-        auto* reply = static_cast<redisReply*>(redisCommand(c, "PING"));
-        const bool ok = reply != nullptr && reply->type == REDIS_REPLY_STATUS;
-        if (reply != nullptr) freeReplyObject(reply);
-        redisFree(c);
-        if (ok) return;
-      } else if (c != nullptr) {
-        redisFree(c);
-      }
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        throw std::runtime_error(fmt::format("redis-server exited at start: {}", read_file(dir_.file("redis.log"))));
-      }
-      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("redis-server did not answer in 10 s");
-      ::usleep(5000);  // the server is starting; nothing to wait on but its port
+    bool exited = false;
+    const bool ready = eventually(
+        [&] {
+          exited = ::waitpid(pid_, nullptr, WNOHANG) == pid_;
+          return exited || answers_ping();
+        },
+        std::chrono::seconds(10), std::chrono::milliseconds(5));
+    if (exited) {
+      pid_ = -1;
+      throw std::runtime_error(fmt::format("redis-server exited at start: {}", read_file(dir_.file("redis.log"))));
     }
+    if (!ready) throw std::runtime_error("redis-server did not answer in 10 s");
+  }
+
+  [[nodiscard]] bool answers_ping() const {
+    timeval tv{0, 200'000};
+    redisContext* c = redisConnectWithTimeout("127.0.0.1", port_, tv);
+    if (c == nullptr) return false;
+    bool ok = false;
+    if (c->err == 0) {
+      auto* reply = static_cast<redisReply*>(redisCommand(c, "PING"));
+      ok = reply != nullptr && reply->type == REDIS_REPLY_STATUS;
+      if (reply != nullptr) freeReplyObject(reply);
+    }
+    redisFree(c);
+    return ok;
   }
 
   TempDir dir_;

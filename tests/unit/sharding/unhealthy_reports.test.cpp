@@ -49,7 +49,7 @@ TEST_CASE("sharding pods: reports of unreachable pods reach the manager at most 
     cluster.cache(1).note_unreachable(PodCluster::ref(2));
     cluster.cache(1).note_unreachable(gone);
     ++notes;
-    std::this_thread::sleep_for(1ms);
+    std::this_thread::sleep_for(1ms);  // pacing the notes over 1.2 s, not a wait for a condition
   }
   REQUIRE(eventually([&] { return manager_counter(cluster, kReports) >= 2; }));
   const double reports = manager_counter(cluster, kReports);

@@ -3,6 +3,7 @@
 // (the sharding study's I5, with the pod's identity and epoch as the owner token).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -10,6 +11,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -144,6 +146,14 @@ class CartWorld {
     std::lock_guard lock(mutex_);
     return starts_;
   }
+  /// Carts whose id starts with "busy" hold their worker thread from their first message until
+  /// `release_busy` (a test that needs the workers stalled).
+  [[nodiscard]] int busy() const { return busy_.load(); }
+  void release_busy() { busy_released_.store(true); }
+  void hold_worker() {
+    ++busy_;
+    while (!busy_released_.load()) std::this_thread::yield();
+  }
   [[nodiscard]] std::size_t running_on(const std::string& pod) {
     std::lock_guard lock(mutex_);
     std::size_t n = 0;
@@ -159,9 +169,12 @@ class CartWorld {
   std::vector<Served> served_;
   std::map<std::string, std::vector<std::pair<std::uint64_t, std::string>>> added_;
   std::size_t starts_ = 0;
+  std::atomic<int> busy_{0};
+  std::atomic<bool> busy_released_{false};
 };
 
-/// A cart; one whose id starts with "silent" holds every CartGet and never answers, one whose id
+/// A cart; one whose id starts with "busy" holds its worker thread (CartWorld::hold_worker), one
+/// whose id starts with "silent" holds every CartGet and never answers, one whose id
 /// starts with "stubborn" waits on its first message for an answer that never comes (CartHold),
 /// so it never takes the termination message, and one whose id starts with "lingering" waits so
 /// once its input ended, so it stops only when killed. `registry` (when given) is where its owner token
@@ -175,6 +188,10 @@ inline Task<> cart(Context<NoConfig, std::string> ctx, std::shared_ptr<CartWorld
     const std::string* pod;
     ~Stopped() { world->stopped(*cart, *pod); }
   } stopped{world.get(), &ctx.key(), &pod};
+  if (ctx.key().starts_with("busy")) {
+    std::ignore = co_await ctx.recv();
+    world->hold_worker();
+  }
   if (ctx.key().starts_with("stubborn")) {
     std::ignore = co_await ctx.recv();
     std::ignore = co_await ctx.request(CartHold{ctx.key()});

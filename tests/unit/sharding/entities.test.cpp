@@ -376,3 +376,34 @@ TEST_CASE("sharding pods: a held request that finds no owner within hold_timeout
   CHECK(answer.kind == static_cast<std::int32_t>(elfin::actors::sharding::EntitySendErrorKind::NoOwner));
   CHECK(metric(cluster.proxy(), "elfin_sharding_held_messages_dropped_total") == 1);
 }
+
+TEST_CASE(
+    "sharding pods: a flood held for a stopping entity while the helper cannot run is taken whole, delivered in "
+    "order, and leaves nothing counted as held",
+    "[sharding]") {
+  // More than any bounded helper mailbox would take while no worker runs the helper: a send it
+  // refused would stay counted as held, and the entity's later messages would go through the
+  // helper for ever (a graceful stop would wait for them).
+  constexpr std::uint64_t kFlood = 120'000;
+  PodCluster cluster(1, "50ms", true, /*carts=*/true,
+                     "entity_max_idle_time = \"100ms\"\nentity_termination_timeout = \"400ms\"", false, {}, "",
+                     std::chrono::seconds{30}, /*max_held=*/kFlood + 1);
+  REQUIRE(eventually([&] { return cluster.cache(1).owned().size() == PodCluster::kShards; }));
+  const std::string id = "lingering-1";
+  REQUIRE(send_numbered(cluster, 1, id, 1, 1) == 1);
+  REQUIRE(eventually([&] { return cluster.registry(1).stopping(id); }));
+
+  // Every worker stalls, so the helper takes nothing out of its mailbox while the flood arrives
+  // (the router runs on the sending thread, this one).
+  for (unsigned i = 0; i < PodCluster::kWorkers; ++i) {
+    REQUIRE(send_numbered(cluster, 1, fmt::format("busy-{}", i), 0, 1) == 1);
+  }
+  REQUIRE(eventually([&] { return cluster.carts().busy() == static_cast<int>(PodCluster::kWorkers); }));
+  const std::uint64_t taken = send_numbered(cluster, 1, id, 2, kFlood);
+  cluster.carts().release_busy();
+  CHECK(taken == kFlood);
+
+  REQUIRE(eventually([&] { return cluster.carts().added(id).size() == taken + 1; }, std::chrono::seconds{30}));
+  CHECK(seqs(cluster.carts().added(id)) == one_to(taken + 1));
+  CHECK(eventually([&] { return !cluster.registry(1).holding(); }));
+}

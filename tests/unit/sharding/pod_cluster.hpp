@@ -89,19 +89,23 @@ class FakeHost final : public actors::sharding::EntityHost {
 class PodCluster {
  public:
   static constexpr std::uint32_t kShards = 16;
+  /// Worker threads, the same on every machine (a test may stall them all: CartWorld::hold_worker).
+  static constexpr unsigned kWorkers = 2;
 
   /// `pods` pods named pod1..podN; regular rounds every `rebalance_interval`.
   /// `carts`: each pod runs a cart entity group `carts<N>` instead of a FakeHost.
   /// `singletons`: each pod runs the singleton group `scheduler<N>` (named "scheduler").
   /// `cut_off`: pods whose requests reach no manager from the start (until `bring_manager_back`).
   /// `manager_extra`: more keys for the manager's section.
-  /// `hold_timeout`: the cart groups' (EntityOptions::hold_timeout).
+  /// `hold_timeout`, `max_held`: the cart groups' (EntityOptions).
   explicit PodCluster(std::size_t pods, std::string rebalance_interval = "50ms", bool with_manager = true,
                       bool carts = false, std::string pod_extra = "", bool singletons = false,
                       const std::set<std::size_t>& cut_off = {}, std::string manager_extra = "",
-                      std::chrono::milliseconds hold_timeout = std::chrono::seconds{10})
+                      std::chrono::milliseconds hold_timeout = std::chrono::seconds{10},
+                      std::size_t max_held = actors::sharding::EntityOptions{}.max_held)
       : carts_(carts),
         hold_timeout_(hold_timeout),
+        max_held_(max_held),
         singletons_(singletons),
         pod_extra_(std::move(pod_extra)),
         manager_extra_(std::move(manager_extra)) {
@@ -217,6 +221,7 @@ rebalance_rate = 1.0
         options.registry = registries_[i - 1];
         options.name = "carts";  // what every pod's cart group is located as
         options.hold_timeout = hold_timeout_;
+        options.max_held = max_held_;
         const std::string address = ref(i).address;
         auto carts = topology.local(fmt::format("carts{}", i));
         carts.route_to(holder, [](const Envelope& e) { return e.is<CartHold>(); });
@@ -264,6 +269,7 @@ refresh_interval = "50ms"
       }
     }));
     StartOptions start;
+    start.workers = kWorkers;
     start.config_toml = std::move(config);
     return testing::proxy(std::move(topology), "sharding.manager", std::move(start), testing::ProxyOptions{});
   }
@@ -272,6 +278,7 @@ refresh_interval = "50ms"
   std::vector<std::shared_ptr<std::atomic<bool>>> cut_off_;  ///< per pod: its requests reach no manager
   bool carts_ = false;
   std::chrono::milliseconds hold_timeout_;
+  std::size_t max_held_;
   bool singletons_ = false;
   std::string pod_extra_;
   std::string manager_extra_;

@@ -55,6 +55,7 @@
 #include <deque>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -194,8 +195,13 @@ struct HelperParts {
 
 /// How often the helper looks again at what it holds.
 inline constexpr std::chrono::milliseconds kHoldPoll{5};
-/// Room in the helper's mailbox: every held message passes through it.
-inline constexpr std::size_t kHelperMailbox = 100'000;
+/// The helper's mailbox takes every message the router hands it: the router counted each one as
+/// held for its entity before the send, and a send refused for a full mailbox would leave that
+/// count one too high (later messages for the entity would keep going through the helper, and a
+/// pod stopping gracefully would wait for them). Unbounded is still bounded: the router hands it
+/// at most `max_held` per stopping entity (counted until they went on), and otherwise only
+/// ShardOwner requests and requests no entity is for, one per waiting requester.
+inline constexpr std::size_t kHelperMailbox = std::numeric_limits<std::size_t>::max();
 
 /// The messages the helper holds for entities that are stopping, each entity's in arrival order,
 /// and where they go once it stopped: through the router to its next incarnation while this pod

@@ -142,6 +142,12 @@ class CartWorld {
     std::lock_guard lock(mutex_);
     return added_[cart];
   }
+  /// How many numbered CartAdds `cart` handled (cheap to poll, unlike the list).
+  [[nodiscard]] std::size_t added_count(const std::string& cart) {
+    std::lock_guard lock(mutex_);
+    auto it = added_.find(cart);
+    return it == added_.end() ? 0 : it->second.size();
+  }
   [[nodiscard]] std::size_t starts() {
     std::lock_guard lock(mutex_);
     return starts_;

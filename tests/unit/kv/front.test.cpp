@@ -286,3 +286,13 @@ TEST_CASE("kv: an answer names the shard's leader and the shard count, and kv.Le
     CHECK(table->leaders[shard] == *leader);
   }
 }
+
+TEST_CASE("kv: a request before the shard manager assigned anything says that no assignment arrived yet", "[kv]") {
+  // No manager node runs: the fronts register with no one and their map stays at epoch 0.
+  KvCluster cluster("manager = true\nrequest_timeout = \"600ms\"");
+  const auto put = cluster.ask(1, pk::Put{"k", "v"});
+  REQUIRE_FALSE(put);
+  CHECK(put.error().kind == pk::KvErrorKind::Unavailable);
+  CHECK_THAT(put.error().detail, Catch::Contains("no assignment from the shard manager yet") &&
+                                     !Catch::Contains("has no replica in the assignment"));
+}

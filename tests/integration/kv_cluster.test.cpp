@@ -265,3 +265,77 @@ TEST_CASE("kv: the client class serves calls from many threads at once, over one
     }
   }
 }
+
+TEST_CASE("kv: the client's async calls keep many requests in flight from one thread, each acknowledged",
+          "[integration][kv]") {
+  LocalCluster cluster;
+  auto client = elfin::test::kv_client(cluster.pods(), 60004);
+  if (!client) FAIL(client.error());
+  constexpr int kKeys = 40;
+  auto key = [](int i) { return fmt::format("async:{}", i); };
+  std::vector<elfin::kv::Client::Future<pk::Written>> puts;
+  for (int i = 0; i < kKeys; ++i) puts.push_back(client->async_put(key(i), fmt::format("v{}", i)));
+  for (auto& put : puts) {
+    auto written = put.get();
+    INFO((written ? std::string{} : written.error().detail));
+    REQUIRE(written);
+    CHECK(written->version > 0);
+  }
+  std::vector<elfin::kv::Client::Future<pk::Found>> gets;
+  for (int i = 0; i < kKeys; ++i) gets.push_back(client->async_get(key(i)));
+  for (int i = 0; i < kKeys; ++i) {
+    auto got = gets[static_cast<std::size_t>(i)].get();
+    REQUIRE(got);
+    CHECK(got->found);
+    CHECK(got->value == fmt::format("v{}", i));
+  }
+}
+
+TEST_CASE(
+    "kv: async calls to paused pods answer Timeout by their deadline, a call past max_in_flight answers at once, "
+    "and destroying the client answers the calls in flight",
+    "[integration][kv]") {
+  LocalCluster cluster;
+  elfin::kv::ClientOptions options;
+  options.pods = cluster.pods();
+  options.node = 60005;
+  options.timeout = 800ms;
+  options.max_in_flight = 4;
+  auto client = elfin::kv::Client::connect(options);
+  if (!client) FAIL(client.error());
+  // Every pod paused: connected, but nobody answers.
+  for (std::uint16_t pod = 1; pod <= cluster.size(); ++pod) REQUIRE(cluster.signal(pod, SIGSTOP));
+  struct Resume {
+    LocalCluster& cluster;
+    ~Resume() {
+      for (std::uint16_t pod = 1; pod <= cluster.size(); ++pod) cluster.signal(pod, SIGCONT);
+    }
+  } resume{cluster};
+
+  std::vector<elfin::kv::Client::Future<pk::Written>> puts;
+  for (int i = 0; i < 4; ++i) puts.push_back(client->async_put(fmt::format("paused:{}", i), "v"));
+  auto refused = client->async_put("paused:more", "v");
+  REQUIRE(refused.wait_for(0s) == std::future_status::ready);
+  const auto over = refused.get();
+  REQUIRE_FALSE(over);
+  CHECK(over.error().kind == pk::KvErrorKind::Unavailable);
+  CHECK_THAT(over.error().detail, Catch::Contains("in flight already"));
+  for (auto& put : puts) {
+    REQUIRE(put.wait_for(10s) == std::future_status::ready);
+    const auto written = put.get();
+    REQUIRE_FALSE(written);
+    INFO(written.error().detail);
+    CHECK(written.error().kind == pk::KvErrorKind::Timeout);
+  }
+
+  // The slots are free again; the client goes away with four calls in flight.
+  puts.clear();
+  for (int i = 0; i < 4; ++i) puts.push_back(client->async_put(fmt::format("gone:{}", i), "v"));
+  client = elfin::Err{std::string("destroyed")};
+  for (auto& put : puts) {
+    REQUIRE(put.wait_for(0s) == std::future_status::ready);
+    const auto written = put.get();
+    REQUIRE_FALSE(written);
+    CHECK(written.error().kind == pk::KvErrorKind::Unavailable);
+  }
+}

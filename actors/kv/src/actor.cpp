@@ -449,11 +449,10 @@ class Front {
     if (op.target == 0 || !is_replica(op.shard, op.target)) op.target = first_target(op);
     if (op.target == 0) {
       // Placed nowhere right now (the manager unassigns before it assigns): wait for the map.
-      // Before the first map the cause is elsewhere (no manager reachable), and the error says so.
       op.last_error = ctx_.config().manager && placed_.epoch() == 0
                           ? std::string(
                                 "no assignment from the shard manager yet (is the manager node running and "
-                                "reachable from this pod?)")
+                                "reachable?)")
                           : fmt::format("shard {} has no replica in the assignment", op.shard);
       retry_later(ops_.find(id));
       return;

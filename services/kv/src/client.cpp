@@ -1,19 +1,23 @@
 // The client's light node (elfin::network::LightNode): system.network, a remote group `kv`
 // (unicast: the first connected pod in `pod_nodes` order) and one remote group per pod (its front
-// alone), by which a request goes straight to the pod whose replica leads the key's shard. Each
-// call is one request in flight at a time from its thread; calls from many threads share the
-// node's connections and the leader table.
+// alone), by which a request goes straight to the pod whose replica leads the key's shard. Every
+// call is asynchronous underneath (the blocking ones wait on their future); all share the node's
+// connections and the leader table.
 #include <elfin/kv/client.hpp>
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -128,69 +132,190 @@ struct Client::Impl {
     if (shard < leaders.size() && leaders[shard] == pod) leaders[shard] = 0;
   }
 
-  /// Sends `request` until it is answered, its deadline passes, or (for a conditional request)
-  /// it may have been delivered. A `routed` request goes to its key's shard's leader's pod when the
-  /// table knows it, else (and after that pod failed it) to the first connected pod. Many calls
-  /// run at once, each with its own request in flight.
-  template <class R, class T>
-  Result<T, pk::KvError> call(R request, bool routed, bool conditional, std::chrono::milliseconds timeout) {
-    std::optional<std::string_view> key;
-    if constexpr (requires { request.key; }) {
-      if (routed) key = request.key;
+  // Requests in flight and the retry timer. An attempt's answer arrives on whichever thread settles
+  // it (the network's I/O thread, the caller's timer thread, the calling thread); the answer
+  // handler only decides, and every further attempt runs on `retrier`, so no answer thread ever
+  // sleeps or sends.
+  std::atomic<std::size_t> in_flight{0};
+  std::mutex retry_mutex;
+  std::condition_variable retry_wake;
+  std::multimap<Clock::time_point, std::function<void(bool stopped)>> retries;
+  bool stopping = false;
+  std::thread retrier;
+
+  void run_retries() {
+    std::unique_lock lock(retry_mutex);
+    while (!stopping) {
+      if (retries.empty()) {
+        retry_wake.wait(lock);
+        continue;
+      }
+      if (retry_wake.wait_until(lock, retries.begin()->first) == std::cv_status::no_timeout && !stopping) continue;
+      if (stopping || retries.empty() || retries.begin()->first > Clock::now()) continue;
+      auto next = std::move(retries.begin()->second);
+      retries.erase(retries.begin());
+      lock.unlock();
+      next(false);
+      lock.lock();
     }
-    const auto deadline = Clock::now() + timeout;
+    auto left = std::move(retries);
+    lock.unlock();
+    for (auto& [when, retry] : left) retry(true);
+  }
+
+  /// Runs `retry` on the retrier after `delay`, or answers it stopped at once when the client is
+  /// being destroyed.
+  void later(std::chrono::milliseconds delay, std::function<void(bool stopped)> retry) {
+    {
+      std::lock_guard lock(retry_mutex);
+      if (!stopping) {
+        retries.emplace(Clock::now() + delay, std::move(retry));
+        retry_wake.notify_one();
+        return;
+      }
+    }
+    retry(true);
+  }
+
+  /// Stops the retrier (its waiting retries answer Unavailable), then the node (its requests in
+  /// flight answer Stopped, hence Unavailable).
+  void shut_down() {
+    {
+      std::lock_guard lock(retry_mutex);
+      stopping = true;
+      retry_wake.notify_one();
+    }
+    if (retrier.joinable()) retrier.join();
+    if (node) node->stop();
+  }
+
+  /// One call: its request, its deadline and what its attempts learnt.
+  template <class R, class T>
+  struct Call {
+    R request;
+    bool routed = false;
+    bool conditional = false;
+    std::chrono::milliseconds timeout{};
+    Clock::time_point deadline{};
     std::string last = "no pod connected";
     bool skip_cache = false;  // the cached leader's pod failed this request once: any pod now
-    while (Clock::now() < deadline) {
-      if (!any_pod_connected()) {
-        std::this_thread::sleep_for(std::chrono::milliseconds{20});  // waiting for a redial
-        continue;
-      }
-      Route to = key && !skip_cache ? route(*key) : Route{};
-      const Addr* addr = to.pod != 0 && node->connected(to.pod) ? pod_addr(to.pod) : nullptr;
-      if (addr == nullptr) to.pod = 0;
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      auto answer =
-          node->caller()
-              .request_to(addr != nullptr ? *addr : any_pod, request, std::max(left, std::chrono::milliseconds{1}))
-              .get();
-      if (answer) {
-        if (key) {
-          if (!*answer) {
-            learn(*key, answer->error().leader_hint, 0);
-          } else if constexpr (requires { answer->value().leader; }) {
-            learn(*key, answer->value().leader, answer->value().shards);
-          }
-        }
-        return std::move(*answer);
-      }
-      const RequestError& error = answer.error();
-      if (error == RequestError::TimedOut) {
-        // A pod that holds a request this long (paused, overloaded) is no shard's first choice.
-        if (to.pod != 0) forget(to.shard, to.pod);
-        return Err{pk::KvError{pk::KvErrorKind::Timeout, 0, 0, 0,
-                               fmt::format("no answer within {} ms: {}", timeout.count(), to_string(error))}};
-      }
-      if (error == RequestError::Stopped) {  // the client is being destroyed
-        return Err{pk::KvError{pk::KvErrorKind::Unavailable, 0, 0, 0, to_string(error)}};
-      }
-      last = to_string(error);
-      // A request that reached no pod was not applied anywhere: even a conditional one may go again.
-      if (conditional && !error.reached_no_one()) {
-        if (to.pod != 0) forget(to.shard, to.pod);
-        return Err{pk::KvError{pk::KvErrorKind::Timeout, 0, 0, 0,
-                               fmt::format("the pod gave no answer ({}); the outcome is unknown", last)}};
-      }
-      if (to.pod != 0) {
-        // The leader's pod went away: at once to another pod, whose front finds the new leader.
-        forget(to.shard, to.pod);
-        skip_cache = true;
-        continue;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    Route to{};
+    std::promise<Result<T, pk::KvError>> promise;
+  };
+
+  template <class R, class T>
+  void finish(const std::shared_ptr<Call<R, T>>& call, std::type_identity_t<Result<T, pk::KvError>> result) {
+    in_flight.fetch_sub(1, std::memory_order_relaxed);
+    call->promise.set_value(std::move(result));
+  }
+
+  /// Sends `request` until it is answered, its deadline passes, or (for a conditional request)
+  /// it may have been delivered. A `routed` request goes to its key's shard's leader's pod when the
+  /// table knows it, else (and after that pod failed it) to the first connected pod.
+  template <class R, class T>
+  std::future<Result<T, pk::KvError>> call(R request, bool routed, bool conditional,
+                                           std::chrono::milliseconds timeout) {
+    auto call = std::make_shared<Call<R, T>>();
+    auto future = call->promise.get_future();
+    if (in_flight.fetch_add(1, std::memory_order_relaxed) >= options.max_in_flight) {
+      finish(call, Err{pk::KvError{
+                       pk::KvErrorKind::Unavailable, 0, 0, 0,
+                       fmt::format("{} requests in flight already (max_in_flight); not sent", options.max_in_flight)}});
+      return future;
     }
-    return Err{pk::KvError{pk::KvErrorKind::Unavailable, 0, 0, 0,
-                           fmt::format("no pod answered within {} ms: {}", timeout.count(), last)}};
+    call->request = std::move(request);
+    call->routed = routed;
+    call->conditional = conditional;
+    call->timeout = timeout;
+    call->deadline = Clock::now() + timeout;
+    attempt(call);
+    return future;
+  }
+
+  template <class R, class T>
+  std::optional<std::string_view> key_of(const Call<R, T>& call) {
+    if constexpr (requires { call.request.key; }) {
+      if (call.routed) return std::string_view(call.request.key);
+    }
+    return std::nullopt;
+  }
+
+  template <class R, class T>
+  void retry(const std::shared_ptr<Call<R, T>>& call, std::chrono::milliseconds delay) {
+    later(delay, [this, call](bool stopped) {
+      if (stopped) {
+        finish(call, Err{pk::KvError{pk::KvErrorKind::Unavailable, 0, 0, 0, "the client is being destroyed"}});
+      } else {
+        attempt(call);
+      }
+    });
+  }
+
+  template <class R, class T>
+  void attempt(const std::shared_ptr<Call<R, T>>& call) {
+    if (Clock::now() >= call->deadline) {
+      finish(call,
+             Err{pk::KvError{pk::KvErrorKind::Unavailable, 0, 0, 0,
+                             fmt::format("no pod answered within {} ms: {}", call->timeout.count(), call->last)}});
+      return;
+    }
+    if (!any_pod_connected()) {
+      retry(call, std::chrono::milliseconds{20});  // waiting for a redial
+      return;
+    }
+    const auto key = key_of(*call);
+    call->to = key && !call->skip_cache ? route(*key) : Route{};
+    const Addr* addr = call->to.pod != 0 && node->connected(call->to.pod) ? pod_addr(call->to.pod) : nullptr;
+    if (addr == nullptr) call->to.pod = 0;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(call->deadline - Clock::now());
+    node->caller().request_to(
+        addr != nullptr ? *addr : any_pod, call->request, std::max(left, std::chrono::milliseconds{1}),
+        [this, call](Answer<Result<T, pk::KvError>> answer) { answered(call, std::move(answer)); });
+  }
+
+  template <class R, class T>
+  void answered(const std::shared_ptr<Call<R, T>>& call, Answer<Result<T, pk::KvError>> answer) {
+    const Route to = call->to;
+    if (answer) {
+      if (const auto key = key_of(*call)) {
+        if (!*answer) {
+          learn(*key, answer->error().leader_hint, 0);
+        } else if constexpr (requires { answer->value().leader; }) {
+          learn(*key, answer->value().leader, answer->value().shards);
+        }
+      }
+      finish(call, std::move(*answer));
+      return;
+    }
+    const RequestError& error = answer.error();
+    if (error == RequestError::TimedOut) {
+      // A pod that holds a request this long (paused, overloaded) is no shard's first choice.
+      if (to.pod != 0) forget(to.shard, to.pod);
+      finish(call,
+             Err{pk::KvError{pk::KvErrorKind::Timeout, 0, 0, 0,
+                             fmt::format("no answer within {} ms: {}", call->timeout.count(), to_string(error))}});
+      return;
+    }
+    if (error == RequestError::Stopped) {  // the client is being destroyed
+      finish(call, Err{pk::KvError{pk::KvErrorKind::Unavailable, 0, 0, 0, to_string(error)}});
+      return;
+    }
+    call->last = to_string(error);
+    // A request that reached no pod was not applied anywhere: even a conditional one may go again.
+    if (call->conditional && !error.reached_no_one()) {
+      if (to.pod != 0) forget(to.shard, to.pod);
+      finish(call, Err{pk::KvError{pk::KvErrorKind::Timeout, 0, 0, 0,
+                                   fmt::format("the pod gave no answer ({}); the outcome is unknown", call->last)}});
+      return;
+    }
+    if (to.pod != 0) {
+      // The leader's pod went away: at once to another pod, whose front finds the new leader.
+      forget(to.shard, to.pod);
+      call->skip_cache = true;
+      retry(call, std::chrono::milliseconds{0});
+      return;
+    }
+    retry(call, std::chrono::milliseconds{20});
   }
 };
 
@@ -234,42 +359,68 @@ Result<Client, std::string> Client::connect(ClientOptions options) {
     std::this_thread::sleep_for(std::chrono::milliseconds{10});
   }
   impl->ask_leader_tables(std::min(options.timeout, std::chrono::milliseconds{2'000}));
+  impl->retrier = std::thread([raw = impl.get()] { raw->run_retries(); });
   return Client(std::move(impl));
 }
 
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Client::Client(Client&&) noexcept = default;
-Client& Client::operator=(Client&&) noexcept = default;
-Client::~Client() = default;
+Client& Client::operator=(Client&& other) noexcept {
+  if (this != &other) {
+    if (impl_) impl_->shut_down();
+    impl_ = std::move(other.impl_);
+  }
+  return *this;
+}
+Client::~Client() {
+  if (impl_) impl_->shut_down();
+}
 
 std::uint16_t Client::node() const { return impl_->options.node; }
 
-Result<pk::Written, pk::KvError> Client::put(std::string key, std::string value) {
+std::future<Result<pk::Written, pk::KvError>> Client::async_put(std::string key, std::string value) {
   return impl_->call<pk::Put, pk::Written>(impl_->identified(pk::Put{std::move(key), std::move(value)}), true, false,
                                            impl_->options.timeout);
 }
-Result<pk::Found, pk::KvError> Client::get(std::string key, bool stale) {
+std::future<Result<pk::Found, pk::KvError>> Client::async_get(std::string key, bool stale) {
   // A stale read is the asked pod's own state: any pod serves it.
   return impl_->call<pk::Get, pk::Found>(pk::Get{std::move(key), stale}, !stale, false, impl_->options.timeout);
 }
-Result<pk::Deleted, pk::KvError> Client::remove(std::string key) {
+std::future<Result<pk::Deleted, pk::KvError>> Client::async_remove(std::string key) {
   return impl_->call<pk::Delete, pk::Deleted>(impl_->identified(pk::Delete{std::move(key)}), true, false,
                                               impl_->options.timeout);
 }
-Result<pk::Written, pk::KvError> Client::cas(std::string key, std::string value, pk::Version expected_version) {
+std::future<Result<pk::Written, pk::KvError>> Client::async_cas(std::string key, std::string value,
+                                                                pk::Version expected_version) {
   return impl_->call<pk::Cas, pk::Written>(
       impl_->identified(pk::Cas{std::move(key), std::move(value), expected_version}), true, true,
       impl_->options.timeout);
 }
-Result<pk::Deleted, pk::KvError> Client::delete_if_version(std::string key, pk::Version expected_version) {
+std::future<Result<pk::Deleted, pk::KvError>> Client::async_delete_if_version(std::string key,
+                                                                              pk::Version expected_version) {
   return impl_->call<pk::DeleteIfVersion, pk::Deleted>(
       impl_->identified(pk::DeleteIfVersion{std::move(key), expected_version}), true, true, impl_->options.timeout);
 }
-Result<pk::Scanned, pk::KvError> Client::scan(pk::Scan request) {
+std::future<Result<pk::Scanned, pk::KvError>> Client::async_scan(pk::Scan request) {
   // A scan over every shard may create all of them: the front gives it scan_timeout (30 s).
   const auto timeout =
       request.shard ? impl_->options.timeout : std::max(impl_->options.timeout, std::chrono::milliseconds{40'000});
   return impl_->call<pk::Scan, pk::Scanned>(std::move(request), false, false, timeout);
 }
+
+Result<pk::Written, pk::KvError> Client::put(std::string key, std::string value) {
+  return async_put(std::move(key), std::move(value)).get();
+}
+Result<pk::Found, pk::KvError> Client::get(std::string key, bool stale) {
+  return async_get(std::move(key), stale).get();
+}
+Result<pk::Deleted, pk::KvError> Client::remove(std::string key) { return async_remove(std::move(key)).get(); }
+Result<pk::Written, pk::KvError> Client::cas(std::string key, std::string value, pk::Version expected_version) {
+  return async_cas(std::move(key), std::move(value), expected_version).get();
+}
+Result<pk::Deleted, pk::KvError> Client::delete_if_version(std::string key, pk::Version expected_version) {
+  return async_delete_if_version(std::move(key), expected_version).get();
+}
+Result<pk::Scanned, pk::KvError> Client::scan(pk::Scan request) { return async_scan(std::move(request)).get(); }
 
 }  // namespace elfin::kv

@@ -20,20 +20,38 @@
 //   auto got = client->get("user:42");                  // Found{found, value, version}
 //   auto cas = client->cas("user:42", "bob", put->version);
 //
-// Each call blocks until the answer or `timeout` (a scan over every shard: at least 40 s, as the
+// Each call answers by `timeout` at the latest (a scan over every shard: at least 40 s, as the
 // front gives it `scan_timeout`). A call whose pod went away before answering is sent again to
 // the first connected pod (Put, Delete and reads; a write carries a request id of this client's,
 // so the shard applies it once however often it is sent), except Cas and DeleteIfVersion, which
 // answer Timeout: their outcome is unknown. A request that reached no pod at all (none connected
 // at that moment) was applied nowhere: any call sends it again.
 //
-// Thread safety: calls from any threads, concurrently: each call is one request in flight, and the
-// calls of many threads share the node's connections and the leader table (N threads, N requests
-// in flight). Moving or destroying the client only once no call is running.
+// Many requests in flight from one thread: each operation has an `async_*` form that returns at
+// once (after the first send) with a std::future; the blocking form is `async_*(...).get()`.
+//
+//   std::vector<std::future<elfin::Result<elfin::protocols::kv::Written, Client::KvError>>> puts;
+//   for (int i = 0; i < 100; ++i) puts.push_back(client->async_put(fmt::format("k{}", i), "v"));
+//   for (auto& put : puts) if (!put.get()) ...;
+//
+// A future, not a completion callback: answers arrive on the client node's network and timer
+// threads, which every request shares, and a callback that blocked there (or waited for another
+// answer) would stall them all; a future leaves the waiting to the caller's thread, and composes
+// with the blocking calls. Re-sends run on one retry thread of the client's.
+//
+// At most `ClientOptions::max_in_flight` calls (blocking and async together) are in flight; a call
+// past that answers Unavailable at once ("... requests in flight already"), sent nowhere.
+// Destroying the client with calls in flight answers each of them (Unavailable) before it
+// returns; their futures stay valid.
+//
+// Thread safety: calls from any threads, concurrently; the calls share the node's connections and
+// the leader table. Moving or destroying the client only once no call is being made.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +72,8 @@ struct ClientOptions {
   std::optional<std::string> secret{};
   /// How long a call may take, waiting for a connection included.
   std::chrono::milliseconds timeout{10'000};
+  /// Calls in flight at most (blocking and async together); one past it answers Unavailable at once.
+  std::size_t max_in_flight = 4096;
 };
 
 class Client {
@@ -75,6 +95,18 @@ class Client {
   [[nodiscard]] Result<protocols::kv::Deleted, KvError> delete_if_version(std::string key,
                                                                           protocols::kv::Version expected_version);
   [[nodiscard]] Result<protocols::kv::Scanned, KvError> scan(protocols::kv::Scan request);
+
+  /// The same calls, answered through a future (ready by the call's deadline at the latest).
+  template <class T>
+  using Future = std::future<Result<T, KvError>>;
+  [[nodiscard]] Future<protocols::kv::Written> async_put(std::string key, std::string value);
+  [[nodiscard]] Future<protocols::kv::Found> async_get(std::string key, bool stale = false);
+  [[nodiscard]] Future<protocols::kv::Deleted> async_remove(std::string key);
+  [[nodiscard]] Future<protocols::kv::Written> async_cas(std::string key, std::string value,
+                                                         protocols::kv::Version expected_version);
+  [[nodiscard]] Future<protocols::kv::Deleted> async_delete_if_version(std::string key,
+                                                                       protocols::kv::Version expected_version);
+  [[nodiscard]] Future<protocols::kv::Scanned> async_scan(protocols::kv::Scan request);
 
   /// The node number this client joined as.
   [[nodiscard]] std::uint16_t node() const;

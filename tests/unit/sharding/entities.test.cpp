@@ -387,7 +387,7 @@ TEST_CASE(
   // next incarnation, fed by the helper, is not passivated again midway (sanitized builds).
   constexpr std::uint64_t kFlood = 120'000;
   PodCluster cluster(1, "50ms", true, /*carts=*/true,
-                     "entity_max_idle_time = \"1s\"\nentity_termination_timeout = \"400ms\"", false, {}, "",
+                     "entity_max_idle_time = \"3s\"\nentity_termination_timeout = \"400ms\"", false, {}, "",
                      std::chrono::seconds{30}, /*max_held=*/kFlood + 1);
   REQUIRE(eventually([&] { return cluster.cache(1).owned().size() == PodCluster::kShards; }));
   const std::string id = "lingering-1";

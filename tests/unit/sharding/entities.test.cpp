@@ -395,7 +395,12 @@ TEST_CASE(
   REQUIRE(eventually([&] { return cluster.registry(1).stopping(id); }));
 
   // Every worker stalls, so the helper takes nothing out of its mailbox while the flood arrives
-  // (the router runs on the sending thread, this one).
+  // (the router runs on the sending thread, this one). Released however the test ends, or the
+  // cluster could not stop.
+  struct Release {
+    elfin::test::CartWorld& world;
+    ~Release() { world.release_busy(); }
+  } release{cluster.carts()};
   for (unsigned i = 0; i < PodCluster::kWorkers; ++i) {
     REQUIRE(send_numbered(cluster, 1, fmt::format("busy-{}", i), 0, 1) == 1);
   }

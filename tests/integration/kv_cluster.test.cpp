@@ -237,6 +237,7 @@ TEST_CASE("kv: the client class serves calls from many threads at once, over one
   std::vector<std::string> errors;
   const auto started = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
@@ -274,6 +275,7 @@ TEST_CASE("kv: the client's async calls keep many requests in flight from one th
   constexpr int kKeys = 40;
   auto key = [](int i) { return fmt::format("async:{}", i); };
   std::vector<elfin::kv::Client::Future<pk::Written>> puts;
+  puts.reserve(kKeys);
   for (int i = 0; i < kKeys; ++i) puts.push_back(client->async_put(key(i), fmt::format("v{}", i)));
   for (auto& put : puts) {
     auto written = put.get();
@@ -282,6 +284,7 @@ TEST_CASE("kv: the client's async calls keep many requests in flight from one th
     CHECK(written->version > 0);
   }
   std::vector<elfin::kv::Client::Future<pk::Found>> gets;
+  gets.reserve(kKeys);
   for (int i = 0; i < kKeys; ++i) gets.push_back(client->async_get(key(i)));
   for (int i = 0; i < kKeys; ++i) {
     auto got = gets[static_cast<std::size_t>(i)].get();
@@ -313,6 +316,7 @@ TEST_CASE(
   } resume{cluster};
 
   std::vector<elfin::kv::Client::Future<pk::Written>> puts;
+  puts.reserve(4);
   for (int i = 0; i < 4; ++i) puts.push_back(client->async_put(fmt::format("paused:{}", i), "v"));
   auto refused = client->async_put("paused:more", "v");
   REQUIRE(refused.wait_for(0s) == std::future_status::ready);

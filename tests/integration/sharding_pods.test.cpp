@@ -511,6 +511,7 @@ TEST_CASE(
   REQUIRE(first);
   const auto starts = [&] {
     std::vector<std::size_t> n;
+    n.reserve(pods.size());
     for (auto* pod : pods) n.push_back(scheduler_lines(*pod, "started"));
     return n;
   };

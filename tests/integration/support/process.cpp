@@ -59,7 +59,12 @@ std::vector<std::string> environment_with(const std::vector<std::pair<std::strin
         std::any_of(additions.begin(), additions.end(), [&](const auto& a) { return a.first == name; });
     if (!replaced) env.emplace_back(entry);
   }
-  for (const auto& [name, value] : additions) env.push_back(name + "=" + value);
+  for (const auto& [name, value] : additions) {
+    std::string entry = name;
+    entry += '=';
+    entry += value;
+    env.push_back(std::move(entry));
+  }
   return env;
 }
 
@@ -96,7 +101,7 @@ struct SpawnSetup {
 
 std::string to_string(const ExitStatus& status) {
   if (status.signal == 0) return "exit code " + std::to_string(status.code);
-  const char* name = ::strsignal(status.signal);
+  const char* name = ::strsignal(status.signal);  // NOLINT(concurrency-mt-unsafe): the test's thread alone calls it
   return "killed by signal " + std::to_string(status.signal) + " (" + (name ? name : "?") + ")";
 }
 
@@ -146,6 +151,7 @@ Result<Process, std::string> Process::start(std::vector<std::string> argv, Proce
   auto env = c_strings(env_strings);
   pid_t pid = -1;
   const int error = ::posix_spawn(&pid, argv[0].c_str(), &setup.actions, &setup.attr, args.data(), env.data());
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): the test's thread; a rare message garbled at worst
   if (error != 0) return Err{"cannot start " + argv[0] + ": " + std::strerror(error)};
   process.pid_ = pid;
   return process;
@@ -157,7 +163,7 @@ Process::Process(Process&& other) noexcept
       own_logs_(std::move(other.own_logs_)),
       stdout_path_(std::move(other.stdout_path_)),
       stderr_path_(std::move(other.stderr_path_)),
-      status_(std::move(other.status_)) {}
+      status_(other.status_) {}
 
 Process& Process::operator=(Process&& other) noexcept {
   if (this != &other) {
@@ -167,7 +173,7 @@ Process& Process::operator=(Process&& other) noexcept {
     own_logs_ = std::move(other.own_logs_);
     stdout_path_ = std::move(other.stdout_path_);
     stderr_path_ = std::move(other.stderr_path_);
-    status_ = std::move(other.status_);
+    status_ = other.status_;
   }
   return *this;
 }
@@ -248,6 +254,7 @@ bool Process::wait_for_output(std::string_view text, std::chrono::milliseconds t
 
 std::uint16_t free_tcp_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): the test's thread; a rare message garbled at worst
   if (fd < 0) throw std::runtime_error(std::string("free_tcp_port: socket: ") + std::strerror(errno));
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -259,6 +266,7 @@ std::uint16_t free_tcp_port() {
   const bool ok = ::bind(fd, generic, sizeof(address)) == 0 && ::getsockname(fd, generic, &length) == 0;
   const int saved = errno;
   ::close(fd);
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): the test's thread; a rare message garbled at worst
   if (!ok) throw std::runtime_error(std::string("free_tcp_port: ") + std::strerror(saved));
   return ntohs(address.sin_port);
 }

@@ -26,7 +26,7 @@ extern char** environ;
 namespace elfin::integration {
 
 std::optional<std::filesystem::path> find_program(const std::string& program) {
-  const char* path = std::getenv("PATH");
+  const char* path = std::getenv("PATH");  // NOLINT(concurrency-mt-unsafe): no test sets the environment
   std::stringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
   for (std::string dir; std::getline(dirs, dir, ':');) {
     if (dir.empty()) continue;
@@ -99,6 +99,7 @@ PrometheusProcess::PrometheusProcess(const std::filesystem::path& binary, const 
                                 "--storage.tsdb.path=" + (dir / "data").string(),
                                 fmt::format("--web.listen-address=127.0.0.1:{}", port_)};
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
@@ -111,6 +112,7 @@ PrometheusProcess::PrometheusProcess(const std::filesystem::path& binary, const 
   ::posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     pid_ = -1;
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): the test's own thread; a rare message garbled at worst
     throw std::runtime_error(fmt::format("cannot start {}: {}", binary.string(), std::strerror(rc)));
   }
 }

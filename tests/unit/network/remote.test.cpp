@@ -255,7 +255,7 @@ TEST_CASE("a slow receiver slows the sender: try_send reports Full and nothing i
     const auto now = std::chrono::steady_clock::now();
     if (full_since == std::chrono::steady_clock::time_point{}) full_since = now;
     if (now - full_since > 1s) break;
-    std::this_thread::sleep_for(1ms);  // pacing the offers: Full for a whole second ends the flood
+    std::this_thread::sleep_for(1ms);
   }
   // In flight at most: the window (receiving mailbox + the flow's queue on node 2), the
   // forwarder's mailbox and the message in the forwarder's hand.

@@ -78,6 +78,7 @@ class RedisServer {
 
   static std::uint16_t free_port() {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) throw std::runtime_error("cannot find a free port: no socket");
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

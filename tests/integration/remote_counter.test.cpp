@@ -10,7 +10,7 @@
 // What the tests read in the nodes' logs (stderr, no logger group):
 // - the client's `counter hits = N` (an answer) and `request failed: ...` lines, and the server's
 //   `hits = N (+1)` (an Add it counted) — examples/remote_counter;
-// - the network battery's line once it listens: `listening on tcp://127.0.0.1:PORT` (kListening),
+// - the network battery's line once it listens: `listening on tcp://127.0.0.1:PORT` (listening()),
 //   or one saying the address is in use (then the node is started again on fresh ports, see
 //   free_tcp_port), and `refused` with `wrong secret` on both sides of a bad handshake.
 #include <catch2/catch.hpp>
@@ -49,8 +49,14 @@ namespace {
 constexpr auto kTimeout = 30s;
 
 // How the network battery says it is ready (adjust here if its line reads otherwise).
-const std::regex kListening("listening on tcp://127\\.0\\.0\\.1:[0-9]+");
-const std::regex kListeningOrInUse("listening on tcp://127\\.0\\.0\\.1:[0-9]+|[Aa]ddress (already )?in use");
+const std::regex& listening() {
+  static const std::regex pattern("listening on tcp://127\\.0\\.0\\.1:[0-9]+");
+  return pattern;
+}
+const std::regex& listening_or_in_use() {
+  static const std::regex pattern("listening on tcp://127\\.0\\.0\\.1:[0-9]+|[Aa]ddress (already )?in use");
+  return pattern;
+}
 
 std::string server_topology(std::uint16_t no, const std::string& name) {
   return fmt::format(R"([node]
@@ -100,6 +106,7 @@ messages = ["counter.*"]
 std::string network_config(std::uint16_t port, const std::vector<std::uint16_t>& peers, std::string_view secret,
                            std::string_view rest = {}) {
   std::vector<std::string> predefined;
+  predefined.reserve(peers.size());
   for (auto peer : peers) predefined.push_back(fmt::format("\"tcp://127.0.0.1:{}\"", peer));
   return fmt::format(R"([system.network]
 listen = ["tcp://127.0.0.1:{}"]
@@ -141,7 +148,7 @@ Node start_node(const TempDir& dir, const std::string& name, const std::string& 
     auto process = Process::start({elfin::test::demo_binary(), "run", topology_path},
                                   {.log_dir = dir.path(), .name = fmt::format("{}.{}", name, attempt)});
     if (!process) throw std::runtime_error(process.error());
-    const bool ready = process->wait_for_output(kListeningOrInUse, kTimeout);
+    const bool ready = process->wait_for_output(listening_or_in_use(), kTimeout);
     last_output = process->output();
     if (ready && !elfin::test::address_in_use(last_output)) {
       return Node{name, topology_path, port, std::move(process.value())};
@@ -157,7 +164,7 @@ void restart(const TempDir& dir, Node& node, int generation) {
                                 {.log_dir = dir.path(), .name = fmt::format("{}.restart{}", node.name, generation)});
   if (!process) throw std::runtime_error(process.error());
   node.process = std::move(process.value());
-  if (!wait_for(node, kListening)) throw std::runtime_error(fmt::format("node {} did not listen again", node.name));
+  if (!wait_for(node, listening())) throw std::runtime_error(fmt::format("node {} did not listen again", node.name));
 }
 
 Node start_server(const TempDir& dir, std::uint16_t no, std::string_view secret = "s3cret") {
@@ -169,6 +176,7 @@ Node start_server(const TempDir& dir, std::uint16_t no, std::string_view secret 
 Node start_client(const TempDir& dir, const std::vector<const Node*>& servers, const std::vector<std::uint16_t>& nodes,
                   std::string_view routing, std::string_view secret = "s3cret") {
   std::vector<std::uint16_t> peers;
+  peers.reserve(servers.size());
   for (const auto* server : servers) peers.push_back(server->port);
   return start_node(dir, "client", client_topology(nodes, routing), [&](std::uint16_t port) {
     return network_config(port, peers, secret, "\n[clients]\nrate = 20\nname = \"hits\"");

@@ -25,6 +25,7 @@ using Clock = std::chrono::steady_clock;
 
 bool port_free(std::uint16_t port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(port);
@@ -118,6 +119,7 @@ std::vector<std::string> KvLocalCluster::start_args() const {
 
 std::vector<std::string> KvLocalCluster::pods() const {
   std::vector<std::string> out;
+  out.reserve(options_.pods);
   for (std::uint16_t i = 0; i < options_.pods; ++i) out.push_back(fmt::format("tcp://127.0.0.1:{}", base_port_ + i));
   return out;
 }

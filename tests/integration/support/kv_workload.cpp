@@ -243,7 +243,7 @@ std::uint16_t PartitionStatusProbe::leader(std::uint64_t shard, std::chrono::mil
               return true;
             }
           } catch (const testing::ProxyError&) {
-            // that pod did not answer in time (down, paused): ask the next
+            continue;  // that pod did not answer in time (down, paused): ask the next
           }
         }
         return false;

@@ -175,6 +175,7 @@ TEST_CASE("light node: requests from many threads are in flight at once", "[netw
   constexpr std::uint64_t kThreads = 8;
   std::vector<std::thread> threads;
   std::vector<Answer<std::uint64_t>> answers(kThreads, elfin::Err{RequestError{}});
+  threads.reserve(kThreads);
   for (std::uint64_t t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] { answers[t] = node.request("svc", Gate{t, kThreads}, 20s).get(); });
   }
@@ -196,6 +197,7 @@ TEST_CASE("light node: N threads x M requests, many in flight per thread, are al
   std::atomic<std::uint64_t> failed{0};
   std::atomic<std::uint64_t> right{0};
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (std::uint64_t t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       // Half by futures (all issued before the first is awaited), half by callbacks.
@@ -259,6 +261,7 @@ TEST_CASE("light node: stop answers every outstanding request Stopped, and later
   auto node = light_node(server, 44);
   constexpr std::size_t kStalled = 20;
   std::vector<std::future<Answer<std::uint64_t>>> futures;
+  futures.reserve(kStalled);
   for (std::size_t i = 0; i < kStalled; ++i) futures.push_back(node.request("svc", Stall{}, 60s));
   // Every one reached the service before the stop, so it is the stop that answers them.
   REQUIRE(eventually([] { return g_stalled_count == kStalled; }));
@@ -286,6 +289,7 @@ TEST_CASE("light node: a peer going away answers its outstanding requests Failed
   auto node = light_node(server, 45);
   constexpr std::size_t kStalled = 20;
   std::vector<std::future<Answer<std::uint64_t>>> futures;
+  futures.reserve(kStalled);
   for (std::size_t i = 0; i < kStalled; ++i) futures.push_back(node.request("svc", Stall{}, 60s));
   REQUIRE(eventually([] { return g_stalled_count == kStalled; }));
 

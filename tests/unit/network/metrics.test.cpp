@@ -21,8 +21,6 @@
 namespace {
 
 using namespace std::chrono_literals;
-using elfin::network::GetNetworkInfo;
-using elfin::network::NetworkInfo;
 using elfin::network::test::info;
 using elfin::test::eventually;
 

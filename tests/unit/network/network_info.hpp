@@ -5,10 +5,11 @@
 #include <chrono>
 #include <cstdint>
 #include <stdexcept>
-#include <thread>
 
 #include <elfin/network/network.hpp>
 #include <elfin/testing/proxy.hpp>
+
+#include "../eventually.hpp"
 
 namespace elfin::network::test {
 
@@ -28,12 +29,8 @@ inline bool has_peer(const NetworkInfo& i, std::uint16_t node) {
 /// Polls until `pred(info)` holds or 10 s pass.
 template <class Pred>
 bool wait_info(elfin::testing::Proxy& proxy, Pred pred) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred(info(proxy))) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return false;
+  return elfin::test::eventually([&] { return pred(info(proxy)); }, std::chrono::seconds(10),
+                                 std::chrono::milliseconds(5));
 }
 
 }  // namespace elfin::network::test

@@ -29,7 +29,6 @@
 namespace {
 
 using namespace std::chrono_literals;
-using elfin::network::GetNetworkInfo;
 using elfin::network::NetworkInfo;
 using elfin::network::test::has_peer;
 using elfin::network::test::info;
@@ -106,7 +105,8 @@ elfin::Task<> counter(elfin::Context<elfin::NoConfig, std::string> ctx) {
         ctx.respond(std::move(token), 100 / divide->by);
       }
     } else if (const auto* explode = envelope->get<Explode>()) {
-      auto token = envelope->take_token<Explode>();  // dropped while the exception unwinds
+      // NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores): held only to be dropped by the unwinding
+      auto token = envelope->take_token<Explode>();
       throw std::runtime_error(explode->why);
     } else if (envelope->is<Hold>()) {
       while (g_gate_closed.load()) co_await ctx.yield_now();  // the mailbox fills meanwhile
@@ -157,7 +157,7 @@ elfin::testing::Proxy client(std::uint16_t node, std::vector<std::string> peers,
   topology.local("counters").mount(elfin::network::remote_group(std::move(remote)));
   elfin::StartOptions start;
   start.node_no = node;
-  start.config_toml = network_config("127.0.0.1:0", std::move(peers), secret);
+  start.config_toml = network_config("127.0.0.1:0", peers, secret);
   elfin::testing::ProxyOptions options;
   options.node_no = node;
   return elfin::testing::proxy(std::move(topology), "counters", std::move(start), options);
@@ -366,7 +366,7 @@ class RawPeer {
             std::holds_alternative<elfin::network::Credit>(*frame)) {
           continue;
         }
-        return *frame;
+        return frame;
       }
       auto buffer = reader_.prepare(4096);
       std::error_code ec;
@@ -495,7 +495,7 @@ TEST_CASE("a pick may choose this very node: the message goes to the local group
     topology.local("counters").mount(elfin::network::remote_group(std::move(front)));
     elfin::StartOptions start;
     start.node_no = no;
-    start.config_toml = network_config("127.0.0.1:0", std::move(peers));
+    start.config_toml = network_config("127.0.0.1:0", peers);
     elfin::testing::ProxyOptions options;
     options.node_no = no;
     return elfin::testing::proxy(std::move(topology), "counters", std::move(start), options);

@@ -31,7 +31,6 @@
 namespace {
 
 using namespace std::chrono_literals;
-using elfin::network::GetNetworkInfo;
 using elfin::network::NetworkInfo;
 using elfin::network::test::has_peer;
 using elfin::network::test::info;
@@ -118,7 +117,8 @@ elfin::testing::Proxy client_node(std::uint16_t node, const std::string& peer, u
 /// A text whose every byte depends on its position and `seed`: a torn or shifted copy differs.
 std::string pattern(std::size_t size, unsigned seed) {
   std::string text(size, '\0');
-  for (std::size_t i = 0; i < size; ++i) text[i] = static_cast<char>((i * 131 + seed * 7 + (i >> 12)) & 0xff);
+  for (std::size_t i = 0; i < size; ++i)
+    text[i] = static_cast<char>((i * 131 + std::size_t{seed} * 7 + (i >> 12)) & 0xff);
   return text;
 }
 
@@ -137,8 +137,10 @@ TEST_CASE("frames stay whole and in order per flow while several workers and the
   constexpr std::uint64_t kBumps = 20'000;
   constexpr unsigned kSenders = 4;
   std::vector<elfin::testing::Proxy> senders;
+  senders.reserve(kSenders);
   for (unsigned s = 0; s < kSenders; ++s) senders.push_back(one.subproxy());
   std::vector<std::thread> threads;
+  threads.reserve(kSenders);
   std::atomic<unsigned> failures{0};
   for (unsigned s = 0; s < kSenders; ++s) {
     threads.emplace_back([&, s] {
@@ -266,9 +268,9 @@ class FakeNode {
       if (!got) throw std::runtime_error(got.error().message);
       if (auto& frame = *got) {
         if (std::holds_alternative<elfin::network::Ping>(*frame)) continue;
-        return *frame;
+        return frame;
       }
-      auto buffer = reader_.prepare(64 * 1024);
+      auto buffer = reader_.prepare(std::size_t{64} * 1024);
       std::error_code ec;
       const auto n = socket_.read_some(asio::buffer(buffer.data(), buffer.size()), ec);
       if (ec) return std::nullopt;
@@ -297,8 +299,10 @@ TEST_CASE("a connection reset while workers write to it fails its requests and s
   std::atomic<unsigned> unexpected{0};
   std::atomic<unsigned> failed_requests{0};
   std::vector<elfin::testing::Proxy> proxies;
+  proxies.reserve(6);
   for (unsigned i = 0; i < 6; ++i) proxies.push_back(one.subproxy());
   std::vector<std::thread> threads;
+  threads.reserve(3);
   for (unsigned i = 0; i < 3; ++i) {
     threads.emplace_back([&, i] {
       const elfin::Addr to = one.system().group_addr(fmt::format("t{}", i));

@@ -3,9 +3,9 @@
 // connection and one request at a time (closed loop, no pipelining), uniform keys, the same keys,
 // values and seeds for every store. kv_side_by_side.sh starts the servers and runs this.
 //
-//   rf1_vs_redis  elfin, one pod (replication factor 1), through elfin::kv::Client (one light
-//                 node per client), next to redis-server with appendonly yes + appendfsync always,
-//                 through a plain RESP client (SET / GET, one socket per client)
+//   rf1_vs_redis  elfin, one pod (replication factor 1), through elfin::kv::Client, next to
+//                 redis-server with appendonly yes + appendfsync always, through a plain RESP
+//                 client (SET / GET, one socket per client)
 //   rf3_vs_etcd   elfin, three pods (RF 3), next to a 3-member etcd cluster through its JSON
 //                 gateway (POST /v3/kv/put and /v3/kv/range, HTTP/1.1 keep-alive, one socket per
 //                 client); linearizable reads on both (etcd's range default, elfin's get default)
@@ -16,6 +16,14 @@
 // shard's Raft group exists; then the sides alternate: elfin put, peer put, elfin get, peer get, ...
 // Client w of elfin talks to pod (w mod pods) first, as client w of etcd talks to member (w mod 3).
 //
+// elfin's clients share `--light-nodes` light nodes (default 1: a program's one elfin::kv::Client,
+// which is thread-safe and multiplexes every request over one connection per pod, as etcd's own
+// client does over one HTTP/2 connection); 0 gives each client a light node of its own (an actor
+// system with its worker and network threads per client). Either way each client has one request
+// in flight. The clients run in this process on the servers' cores, so each line also gives this
+// process's CPU per operation (`*_client_cpu_us_per_op`): what the load generator and the store's
+// client library cost.
+//
 // A line also names the file system of --data-dir and an fsync probe there (4 KiB pwrite +
 // fdatasync, p50/p99), and the 1-minute load average before the case: on a shared machine the
 // figures move with it.
@@ -24,6 +32,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -34,7 +43,9 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -141,22 +152,58 @@ class Store {
   virtual std::string get(const std::string& key) = 0;
 };
 
+/// A light node joined to the pods as `node`, asking pod (first mod pods) first.
+std::shared_ptr<elfin::kv::Client> connect_elfin(const std::vector<std::string>& pods, unsigned first,
+                                                 std::uint16_t node) {
+  elfin::kv::ClientOptions options;
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    const std::size_t pod = (first + i) % pods.size();
+    options.pods.push_back(pods[pod]);
+    options.pod_nodes.push_back(static_cast<std::uint16_t>(pod + 1));
+  }
+  options.node = node;
+  options.timeout = 10s;
+  auto client = elfin::kv::Client::connect(options);
+  if (!client) throw std::runtime_error(client.error());
+  return std::make_shared<elfin::kv::Client>(std::move(*client));
+}
+
+/// Client number n's elfin client: its own light node, or one of the run's `shared` ones (the
+/// clients of one run are numbers run * clients + w, w < clients). A shared light node ends with
+/// the run's last store that holds it.
+class ElfinClients {
+ public:
+  ElfinClients(std::vector<std::string> pods, unsigned clients, unsigned shared, std::uint16_t first_node)
+      : pods_(std::move(pods)), clients_(clients), shared_(shared), first_node_(first_node) {}
+
+  std::shared_ptr<elfin::kv::Client> client(unsigned n) {
+    const unsigned w = n % clients_;
+    if (shared_ == 0) return connect_elfin(pods_, w, static_cast<std::uint16_t>(first_node_ + n));
+    const unsigned slot = w % shared_;
+    const unsigned run_base = n - w;
+    std::lock_guard lock(mutex_);
+    std::weak_ptr<elfin::kv::Client>& entry = nodes_[run_base + slot];
+    auto client = entry.lock();
+    if (!client) {
+      // Node numbers inside the run's range, as with a light node per client.
+      client = connect_elfin(pods_, slot, static_cast<std::uint16_t>(first_node_ + run_base + slot));
+      entry = client;
+    }
+    return client;
+  }
+
+ private:
+  std::vector<std::string> pods_;
+  unsigned clients_;
+  unsigned shared_;
+  std::uint16_t first_node_;
+  std::mutex mutex_;  // make_worker runs on the runner's worker threads at once
+  std::map<unsigned, std::weak_ptr<elfin::kv::Client>> nodes_;
+};
+
 class ElfinStore final : public Store {
  public:
-  ElfinStore(const std::vector<std::string>& pods, unsigned worker, std::uint16_t node) {
-    elfin::kv::ClientOptions options;
-    // Client w asks pod (w mod pods) first: the clients spread over the pods' fronts.
-    for (std::size_t i = 0; i < pods.size(); ++i) {
-      const std::size_t pod = (worker + i) % pods.size();
-      options.pods.push_back(pods[pod]);
-      options.pod_nodes.push_back(static_cast<std::uint16_t>(pod + 1));
-    }
-    options.node = node;
-    options.timeout = 10s;
-    auto client = elfin::kv::Client::connect(options);
-    if (!client) throw std::runtime_error(client.error());
-    client_.emplace(std::move(*client));
-  }
+  explicit ElfinStore(std::shared_ptr<elfin::kv::Client> client) : client_(std::move(client)) {}
   std::string put(const std::string& key, const std::string& value) override {
     auto written = client_->put(key, value);
     return written ? std::string() : std::string(elfin::protocols::kv::to_string(written.error().kind));
@@ -168,7 +215,7 @@ class ElfinStore final : public Store {
   }
 
  private:
-  std::optional<elfin::kv::Client> client_;
+  std::shared_ptr<elfin::kv::Client> client_;
 };
 
 /// RESP2 over one socket: SET key value / GET key, one at a time.
@@ -279,6 +326,7 @@ struct Args {
   unsigned reps = 3;
   std::string data_dir = ".";
   std::uint16_t first_node = 2000;
+  unsigned light_nodes = 1;     ///< light nodes elfin's clients share; 0: one per client
   std::vector<int> elfin_pids;  ///< the pods' processes, for their CPU time
   std::vector<int> peer_pids;
 };
@@ -317,7 +365,16 @@ double cpu_seconds(const std::vector<int>& pids) {
 struct Measured {
   lg::RunResult result;
   double server_cpu_s = 0;
+  double client_cpu_s = 0;  ///< this process: the load generator and the store's client
 };
+
+/// CPU seconds (user + system) this process used so far.
+double own_cpu_seconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
 
 /// A store's client for client number `n` (unique over the whole program run).
 using StoreFactory = std::function<std::unique_ptr<Store>(unsigned n)>;
@@ -361,8 +418,10 @@ Measured run(const Args& args, const StoreFactory& factory, std::string_view op,
     options.duration = std::chrono::seconds(args.seconds);
   }
   const double cpu_before = cpu_seconds(pids);
+  const double own_before = own_cpu_seconds();
   Measured measured{lg::run(workload, options)};
   measured.server_cpu_s = cpu_seconds(pids) - cpu_before;
+  measured.client_cpu_s = own_cpu_seconds() - own_before;
   return measured;
 }
 
@@ -401,7 +460,8 @@ struct Side {
   std::uint64_t errors = 0;
   double min_ops = 0, max_ops = 0;
   std::string error_kinds;
-  double cpu_us_per_op = 0;  ///< the servers' CPU time per operation, in the median run
+  double cpu_us_per_op = 0;         ///< the servers' CPU time per operation, in the median run
+  double client_cpu_us_per_op = 0;  ///< this process's, the same run
 };
 
 Side median(std::vector<Measured> measured) {
@@ -424,7 +484,9 @@ Side median(std::vector<Measured> measured) {
   side.min_ops = rate(runs.front());
   side.max_ops = rate(runs.back());
   const Measured& mm = measured[(measured.size() - 1) / 2];
-  side.cpu_us_per_op = mm.result.total.ops > 0 ? mm.server_cpu_s * 1e6 / static_cast<double>(mm.result.total.ops) : 0;
+  const double ops = static_cast<double>(mm.result.total.ops);
+  side.cpu_us_per_op = ops > 0 ? mm.server_cpu_s * 1e6 / ops : 0;
+  side.client_cpu_us_per_op = ops > 0 ? mm.client_cpu_s * 1e6 / ops : 0;
   for (const auto& r : runs) {
     for (const auto& [kind, n] : r.total.errors) {
       side.errors += n;
@@ -481,6 +543,7 @@ bool run_case(const Args& args, std::string_view peer_name, const StoreFactory& 
         "ratio={:.2f} elfin_range={:.0f}..{:.0f} {}_range={:.0f}..{:.0f} elfin_errors={}{} {}_errors={}{} clients={} "
         "value_size={} keys={} seconds={} reps={} fs={} fsync_p50_us={:.0f} fsync_p99_us={:.0f} load1_before={:.2f} "
         "load1_after={:.2f} elfin_server_cpu_us_per_op={:.0f} {}_server_cpu_us_per_op={:.0f} "
+        "elfin_client_cpu_us_per_op={:.0f} {}_client_cpu_us_per_op={:.0f} elfin_light_nodes={} "
         "elfin_idle_cpu_share={:.2f} {}_idle_cpu_share={:.2f}\n",
         args.case_name, op, e.ops_per_s, 1e9 / std::max(e.ops_per_s, 1e-9), e.p50_us, e.p99_us, e.p999_us, peer_name,
         p.ops_per_s, peer_name, 1e9 / std::max(p.ops_per_s, 1e-9), peer_name, p.p50_us, peer_name, p.p99_us, peer_name,
@@ -488,7 +551,9 @@ bool run_case(const Args& args, std::string_view peer_name, const StoreFactory& 
         e.errors, e.error_kinds.empty() ? "" : "(" + e.error_kinds + ")", peer_name, p.errors,
         p.error_kinds.empty() ? "" : "(" + p.error_kinds + ")", args.clients, args.value_size, args.keys, args.seconds,
         args.reps, elfin_bench::fs_name(args.data_dir), probe.p50_us, probe.p99_us, load_before, load_average(),
-        e.cpu_us_per_op, peer_name, p.cpu_us_per_op, idle_elfin, peer_name, idle_peer);
+        e.cpu_us_per_op, peer_name, p.cpu_us_per_op, e.client_cpu_us_per_op, peer_name, p.client_cpu_us_per_op,
+        args.light_nodes == 0 ? std::string("per_client") : std::to_string(args.light_nodes), idle_elfin, peer_name,
+        idle_peer);
     std::fflush(stdout);
   }
   return ok;
@@ -633,7 +698,8 @@ constexpr const char* kUsage = R"(usage: bench_kv --case rf1_vs_redis --elfin-po
        bench_kv --case hops_rf1|hops_rf3 --elfin-pods A[,B,C] [--samples N (500)] [options]
 options: --clients C (16) --value-size B (256) --keys K (10000) --seconds S (10) --reps R (3)
          --data-dir D (where the stores keep their data: its file system and an fsync probe)
-         --first-node N (2000; elfin client w joins as node N + w)
+         --first-node N (2000; elfin's light nodes join as nodes N, N + 1, ...)
+         --light-nodes L (1; elfin's clients share L light nodes, client w the (w mod L)th; 0: one each)
          --elfin-pids P,P --peer-pids P,P (the servers' processes: CPU per operation and when idle)
 (tests/bench/kv_side_by_side.sh starts the servers and runs both cases)
 )";
@@ -676,6 +742,8 @@ int main(int argc, char** argv) {
         for (const auto& pid : split(value())) args.peer_pids.push_back(std::stoi(pid));
       else if (arg == "--samples")
         samples = static_cast<unsigned>(std::stoul(value()));
+      else if (arg == "--light-nodes")
+        args.light_nodes = static_cast<unsigned>(std::stoul(value()));
       else if (arg == "--first-node")
         args.first_node = static_cast<std::uint16_t>(std::stoul(value()));
       else
@@ -694,8 +762,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "{}", kUsage);
     return 2;
   }
-  const StoreFactory elfin = [&](unsigned w) -> std::unique_ptr<Store> {
-    return std::make_unique<ElfinStore>(args.elfin_pods, w, static_cast<std::uint16_t>(args.first_node + w));
+  ElfinClients elfin_clients(args.elfin_pods, args.clients, args.light_nodes, args.first_node);
+  const StoreFactory elfin = [&](unsigned n) -> std::unique_ptr<Store> {
+    return std::make_unique<ElfinStore>(elfin_clients.client(n));
   };
   StoreFactory peer;
   std::string peer_name;

@@ -67,6 +67,7 @@
 
 #include "bench_common.hpp"
 #include "bench_disk.hpp"
+#include "eventually.hpp"
 
 namespace {
 
@@ -145,17 +146,22 @@ class Cluster {
           nodes_[0]->request_fallible(pr::GetPartitionStatus{p}, nodes_[0]->system().group_addr("partitions"));
     }
     for (std::uint64_t p = 0; p < partitions; ++p) {
-      const auto deadline = Clock::now() + 30s;
       std::uint16_t leader = 0;
-      while (leader == 0 && Clock::now() < deadline) {
-        for (std::uint16_t n = 1; n <= 3 && leader == 0; ++n) {
-          auto status = nodes_[n - 1]->request_fallible(pr::GetPartitionStatus{p},
-                                                        nodes_[n - 1]->system().group_addr("partitions"));
-          if (status && status->role == pr::Role::Leader) leader = n;
-        }
-        if (leader == 0) std::this_thread::sleep_for(5ms);  // elections run on the nodes' threads
-      }
-      if (leader == 0) return false;
+      // The elections run on the nodes' threads; nothing signals this one to the bench's thread.
+      const bool elected = elfin::test::eventually(
+          [&] {
+            for (std::uint16_t n = 1; n <= 3; ++n) {
+              auto status = nodes_[n - 1]->request_fallible(pr::GetPartitionStatus{p},
+                                                            nodes_[n - 1]->system().group_addr("partitions"));
+              if (status && status->role == pr::Role::Leader) {
+                leader = n;
+                return true;
+              }
+            }
+            return false;
+          },
+          30s, 5ms);
+      if (!elected) return false;
       load_->leaders[p].store(leader);
     }
     return true;
@@ -271,14 +277,14 @@ capacity = 4096
     nodes_.push_back(std::make_unique<elfin::testing::Proxy>(
         elfin::testing::proxy(std::move(topology), "wal", std::move(start), options)));
     // Every node dials the ones before it; wait until this one is connected to all of them.
-    const auto deadline = Clock::now() + 20s;
-    while (Clock::now() < deadline) {
-      auto info = nodes_.back()->request_fallible(elfin::network::GetNetworkInfo{},
-                                                  nodes_.back()->system().group_addr("system.network"));
-      if (info && info->peers.size() + 1 >= n) return;
-      std::this_thread::sleep_for(5ms);
-    }
-    throw std::runtime_error("the nodes did not connect");
+    const bool connected = elfin::test::eventually(
+        [&] {
+          auto info = nodes_.back()->request_fallible(elfin::network::GetNetworkInfo{},
+                                                      nodes_.back()->system().group_addr("system.network"));
+          return info && info->peers.size() + 1 >= n;
+        },
+        20s, 5ms);
+    if (!connected) throw std::runtime_error("the nodes did not connect");
   }
 
   std::shared_ptr<Load> load_;
@@ -463,10 +469,8 @@ bool idle_case(const elfin_bench::Options& opts, bool settled, std::size_t kPart
     if (!cluster.elect(kPartitions)) throw std::runtime_error("a partition elected no leader");
     std::this_thread::sleep_for(1s);  // the elections' last messages settle (not measured)
     if (settled) {
-      const auto deadline = Clock::now() + 60s;
-      while (cluster.asleep(kPartitions) < 3 * kPartitions) {
-        if (Clock::now() > deadline) throw std::runtime_error("the idle partitions did not all fall asleep");
-        std::this_thread::sleep_for(500ms);
+      if (!elfin::test::eventually([&] { return cluster.asleep(kPartitions) >= 3 * kPartitions; }, 60s, 500ms)) {
+        throw std::runtime_error("the idle partitions did not all fall asleep");
       }
     }
     const double cpu0 = process_cpu_seconds();
@@ -501,10 +505,8 @@ bool elect_case(const elfin_bench::Options& /*opts*/, bool asleep, std::size_t p
     Cluster cluster(partitions, dir.path());
     if (!cluster.elect(partitions)) throw std::runtime_error("a partition elected no leader");
     if (asleep) {
-      const auto deadline = Clock::now() + 60s;
-      while (cluster.asleep(partitions) < 3 * partitions) {
-        if (Clock::now() > deadline) throw std::runtime_error("the idle partitions did not all fall asleep");
-        std::this_thread::sleep_for(200ms);
+      if (!elfin::test::eventually([&] { return cluster.asleep(partitions) >= 3 * partitions; }, 60s, 200ms)) {
+        throw std::runtime_error("the idle partitions did not all fall asleep");
       }
     }
     std::array<std::vector<std::uint64_t>, 4> led;  // by node: the partitions it leads

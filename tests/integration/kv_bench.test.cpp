@@ -1,9 +1,12 @@
 // `elfin kv bench` against a local cluster (`elfin kv cluster start`, three pods on loopback):
 // the JSON report's shape, its counts against what the cluster holds afterwards (each of N keys
-// written once, then scanned back), and the progress lines and per-kind report of a mixed,
-// Zipf-keyed run and of a fixed-rate run.
+// written once, then scanned back), the light nodes the clients share (as the pods' logs saw them
+// connect), and the progress lines and per-kind report of a mixed, Zipf-keyed run and of a
+// fixed-rate run.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -35,13 +38,22 @@ TEST_CASE("kv bench: writes each of N keys once with --sequential, reports N put
   KvLocalCluster cluster({.shards = kShards});
   REQUIRE(cluster.started().code == 0);
   constexpr int kKeys = 120;
-  const CliRun bench =
-      cluster.kv({"bench", "--clients", "3", "--ops", std::to_string(kKeys), "--mix", "0:100", "--sequential", "--keys",
-                  std::to_string(kKeys), "--prefix", "seq:", "--value-size", "40", "--node", "700", "--json"});
+  const CliRun bench = cluster.kv({"bench", "--clients", "3", "--light-nodes", "2", "--ops", std::to_string(kKeys),
+                                   "--mix", "0:100", "--sequential", "--keys", std::to_string(kKeys), "--prefix",
+                                   "seq:", "--value-size", "40", "--node", "700", "--json"});
   INFO(bench.out << bench.err);
   REQUIRE(bench.code == 0);
   const auto report = nlohmann::json::parse(bench.out);
   CHECK(report["bench"]["clients"] == 3);
+  CHECK(report["bench"]["light_nodes"] == 2);
+  // Three clients over two light nodes: each pod saw nodes 700 and 701 join, and no third.
+  for (std::uint16_t pod = 1; pod <= cluster.size(); ++pod) {
+    std::ifstream log(fmt::format("{}/pod-{}.log", cluster.dir(), pod));
+    const std::string text{std::istreambuf_iterator<char>(log), std::istreambuf_iterator<char>()};
+    INFO("pod " << pod);
+    CHECK_THAT(text, Catch::Contains("connected to node 700 ") && Catch::Contains("connected to node 701 "));
+    CHECK_THAT(text, !Catch::Contains("connected to node 702 "));
+  }
   CHECK(report["bench"]["key_choice"] == "sequential");
   const auto& result = report["result"];
   CHECK(result["ops"] == kKeys);
@@ -78,9 +90,9 @@ TEST_CASE("kv bench: a mixed Zipf run prints progress lines and a report per kin
   INFO(mixed.out << mixed.err);
   REQUIRE(mixed.code == 0);
   CHECK_THAT(mixed.err, Catch::Contains("[   1.0s]") && Catch::Contains("ops/s"));
-  CHECK_THAT(mixed.out, Catch::Contains("2 clients, 50 keys zipf 0.99") && Catch::Contains("\nops ") &&
-                            Catch::Contains("\nlatency    p50 ") && Catch::Contains("\nget ") &&
-                            Catch::Contains("\nput ") && Catch::Contains("\ncas "));
+  CHECK_THAT(mixed.out, Catch::Contains("2 clients over 1 light node, 50 keys zipf 0.99") &&
+                            Catch::Contains("\nops ") && Catch::Contains("\nlatency    p50 ") &&
+                            Catch::Contains("\nget ") && Catch::Contains("\nput ") && Catch::Contains("\ncas "));
 
   const CliRun paced = cluster.kv({"bench", "--clients", "2", "--duration", "2", "--rate", "50", "--mix", "100:0",
                                    "--keys", "10", "--node", "740", "--json"});

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -30,18 +32,22 @@ using loadgen::KvOp;
 
 constexpr const char* kBenchUsage = R"(usage: elfin kv bench [options]
 
-Load a KV cluster: C clients (one light node each, one request at a time; client w sends to pod
-w mod pods first) run a mix of gets, puts and compare-and-sets over K keys. A progress line every second on stderr, then the report:
-ops/s, p50/p99/p99.9 latency per kind, errors by kind (Timeout, Unavailable, VersionMismatch ...).
+Load a KV cluster: C clients (threads, one request at a time each) run a mix of gets, puts and
+compare-and-sets over K keys through L light nodes they share (client w uses light node w mod L,
+which asks pod (w mod L) mod pods first for shards whose leader it does not know yet). A progress
+line every second on stderr, then the report: ops/s, p50/p99/p99.9 latency per kind, errors by
+kind (Timeout, Unavailable, VersionMismatch ...).
 
 the cluster:
   --dir DIR           the cluster started in DIR (default ./elfin-kv): its `pods` file
   --pods A,B,C        the pods' addresses instead (tcp://HOST:PORT, pod 1 first)
-  --node N            the first client's node number (client w is N + w; default from the pid)
+  --node N            the first light node's number (light node i is N + i; default from the pid)
   --secret S          the cluster secret, if the cluster has one
   --timeout SECONDS   how long one request may take (default 10)
 the load:
   --clients C         concurrent clients (default 4)
+  --light-nodes L     light nodes the clients share (default 1: one connection per pod, as a program
+                      with one elfin::kv::Client has; at most C; 0: one per client)
   --duration SECONDS  how long to run (default 10), or
   --ops N             stop after N operations
   --mix GET:PUT[:CAS] percentages of each kind, adding up to 100 (default 50:50); a cas expects
@@ -68,6 +74,7 @@ struct BenchArgs {
   std::optional<std::string> secret;
   std::uint32_t timeout_seconds = 10;
   std::uint32_t clients = 4;
+  std::uint32_t light_nodes = 1;  ///< 0: one per client
   std::optional<std::uint32_t> duration_seconds;
   std::optional<std::uint64_t> ops;
   KvMix mix;
@@ -118,6 +125,8 @@ Result<BenchArgs, std::string> parse(const std::vector<std::string_view>& args) 
       ok = options.read(parsed.timeout_seconds, 1u, 3600u);
     } else if (options.is("--clients")) {
       ok = options.read(parsed.clients, 1u, 1024u);
+    } else if (options.is("--light-nodes")) {
+      ok = options.read(parsed.light_nodes, 0u, 1024u);
     } else if (options.is("--duration")) {
       ok = options.read(parsed.duration_seconds, 1u, 86'400u);
     } else if (options.is("--ops")) {
@@ -168,8 +177,10 @@ Result<BenchArgs, std::string> parse(const std::vector<std::string_view>& args) 
   if (parsed.zipf && parsed.sequential) return Err{std::string("--zipf and --sequential exclude each other")};
   if (parsed.duration_seconds && parsed.ops) return Err{std::string("--duration and --ops exclude each other")};
   if (!parsed.ops && !parsed.duration_seconds) parsed.duration_seconds = 10;
-  if (parsed.node && std::uint32_t{*parsed.node} + parsed.clients - 1 > 65535) {
-    return Err{fmt::format("--node {} with --clients {}: node numbers would pass 65535", *parsed.node, parsed.clients)};
+  if (parsed.light_nodes == 0 || parsed.light_nodes > parsed.clients) parsed.light_nodes = parsed.clients;
+  if (parsed.node && std::uint32_t{*parsed.node} + parsed.light_nodes - 1 > 65535) {
+    return Err{
+        fmt::format("--node {} with {} light nodes: node numbers would pass 65535", *parsed.node, parsed.light_nodes)};
   }
   return parsed;
 }
@@ -177,7 +188,7 @@ Result<BenchArgs, std::string> parse(const std::vector<std::string_view>& args) 
 /// One worker: its client, its keys and kinds, and the versions it saw (for its cas).
 class BenchWorker {
  public:
-  BenchWorker(const BenchArgs& args, kv::Client client, unsigned worker)
+  BenchWorker(const BenchArgs& args, std::shared_ptr<kv::Client> client, unsigned worker)
       : args_(args),
         client_(std::move(client)),
         picker_(args.sequential ? KeyChoice::Sequential
@@ -197,21 +208,21 @@ class BenchWorker {
     };
     switch (kind) {
       case KvOp::Get: {
-        auto found = client_.get(std::move(key), args_.stale);
+        auto found = client_->get(std::move(key), args_.stale);
         if (!found) return failed(found.error());
         versions_[index] = found->version;
         return outcome;
       }
       case KvOp::Put: {
-        auto written = client_.put(std::move(key), loadgen::kv_value(op, args_.value_size));
+        auto written = client_->put(std::move(key), loadgen::kv_value(op, args_.value_size));
         if (!written) return failed(written.error());
         versions_[index] = written->version;
         return outcome;
       }
       case KvOp::Cas: {
         const auto seen = versions_.find(index);
-        auto written = client_.cas(std::move(key), loadgen::kv_value(op, args_.value_size),
-                                   seen == versions_.end() ? 0 : seen->second);
+        auto written = client_->cas(std::move(key), loadgen::kv_value(op, args_.value_size),
+                                    seen == versions_.end() ? 0 : seen->second);
         if (!written) return failed(written.error());
         versions_[index] = written->version;
         return outcome;
@@ -222,7 +233,7 @@ class BenchWorker {
 
  private:
   const BenchArgs& args_;
-  kv::Client client_;
+  std::shared_ptr<kv::Client> client_;  // shared with the other clients of its light node
   loadgen::KeyPicker picker_;
   std::unordered_map<std::uint64_t, pk::Version> versions_;
 };
@@ -234,15 +245,15 @@ std::string describe(const BenchArgs& args) {
   std::string load = args.rate ? fmt::format("fixed rate {} ops/s", *args.rate) : std::string("closed loop");
   std::string until =
       args.ops ? fmt::format("{} ops", *args.ops) : fmt::format("{} s", args.duration_seconds.value_or(0));
-  return fmt::format("{} clients, {} keys {}, {}-byte values, mix get:put:cas {}:{}:{}{}, {}, {}", args.clients,
-                     args.keys, keys, args.value_size, args.mix.get, args.mix.put, args.mix.cas,
-                     args.stale ? " (stale gets)" : "", load, until);
+  return fmt::format("{} clients over {} light node{}, {} keys {}, {}-byte values, mix get:put:cas {}:{}:{}{}, {}, {}",
+                     args.clients, args.light_nodes, args.light_nodes == 1 ? "" : "s", args.keys, keys, args.value_size,
+                     args.mix.get, args.mix.put, args.mix.cas, args.stale ? " (stale gets)" : "", load, until);
 }
 
 std::string config_json(const BenchArgs& args) {
   return fmt::format(
-      R"({{"clients": {}, "keys": {}, "key_choice": "{}", "zipf": {}, "value_size": {}, "mix": {{"get": {}, "put": {}, "cas": {}}}, "stale": {}, "rate": {}, "duration_s": {}, "ops": {}, "seed": {}}})",
-      args.clients, args.keys,
+      R"({{"clients": {}, "light_nodes": {}, "keys": {}, "key_choice": "{}", "zipf": {}, "value_size": {}, "mix": {{"get": {}, "put": {}, "cas": {}}}, "stale": {}, "rate": {}, "duration_s": {}, "ops": {}, "seed": {}}})",
+      args.clients, args.light_nodes, args.keys,
       args.sequential ? "sequential"
       : args.zipf     ? "zipf"
                       : "uniform",
@@ -279,26 +290,39 @@ int run_kv_bench_command(const std::vector<std::string_view>& args, std::FILE* o
   client_options.timeout = std::chrono::seconds(bench.timeout_seconds);
   // Node numbers apart from the pods' (1..64) and, per process, from other benches' (by pid).
   const std::uint32_t first_node =
-      bench.node ? *bench.node : 100 + static_cast<std::uint32_t>(::getpid()) % (65'000u - 100 - bench.clients);
+      bench.node ? *bench.node : 100 + static_cast<std::uint32_t>(::getpid()) % (65'000u - 100 - bench.light_nodes);
 
   loadgen::Workload workload;
   workload.kinds = {loadgen::kKvOpNames[0], loadgen::kKvOpNames[1], loadgen::kKvOpNames[2]};
-  workload.make_worker = [&](unsigned w) -> loadgen::Operation {
+  // Light node i is connected by the first of its clients to start (make_worker runs on the
+  // runner's worker threads at once) and closed by the last to end.
+  std::mutex nodes_mutex;
+  std::vector<std::weak_ptr<kv::Client>> nodes(bench.light_nodes);
+  const auto light_node = [&](unsigned i) -> std::shared_ptr<kv::Client> {
+    std::lock_guard lock(nodes_mutex);
+    if (auto client = nodes[i].lock()) return client;
     kv::ClientOptions options = client_options;
-    options.node = static_cast<std::uint16_t>(first_node + w);
-    // Client w asks pod (w mod pods) first, so the clients spread over the pods' fronts.
+    options.node = static_cast<std::uint16_t>(first_node + i);
+    // Light node i asks pod (i mod pods) first, so the light nodes spread over the pods' fronts.
     options.pods.clear();
-    for (std::size_t i = 0; i < client_options.pods.size(); ++i) {
-      const std::size_t pod = (w + i) % client_options.pods.size();
+    for (std::size_t p = 0; p < client_options.pods.size(); ++p) {
+      const std::size_t pod = (i + p) % client_options.pods.size();
       options.pods.push_back(client_options.pods[pod]);
       options.pod_nodes.push_back(static_cast<std::uint16_t>(pod + 1));
     }
     auto client = kv::Client::connect(options);
     if (!client) {
-      fmt::print(err, "elfin kv bench: client {} (node {}): {}\n", w, options.node, client.error());
-      return {};
+      fmt::print(err, "elfin kv bench: light node {} (node {}): {}\n", i, options.node, client.error());
+      return nullptr;
     }
-    return [worker = std::make_shared<BenchWorker>(bench, std::move(*client), w)](std::uint64_t op) {
+    auto shared = std::make_shared<kv::Client>(std::move(*client));
+    nodes[i] = shared;
+    return shared;
+  };
+  workload.make_worker = [&](unsigned w) -> loadgen::Operation {
+    auto client = light_node(w % bench.light_nodes);
+    if (!client) return {};
+    return [worker = std::make_shared<BenchWorker>(bench, std::move(client), w)](std::uint64_t op) {
       return (*worker)(op);
     };
   };

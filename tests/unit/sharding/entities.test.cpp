@@ -123,7 +123,9 @@ TEST_CASE("sharding pods: entities of unassigned shards stop before the unassign
 }
 
 TEST_CASE("sharding pods: an idle entity passivates and the next message starts it afresh", "[sharding]") {
-  PodCluster cluster(1, "50ms", true, /*carts=*/true, "entity_max_idle_time = \"100ms\"");
+  // Idle long enough that the two adds and the get land in one life of the entity even when the
+  // test's thread loses its core for a while; eventually() below waits for the passivation.
+  PodCluster cluster(1, "50ms", true, /*carts=*/true, "entity_max_idle_time = \"500ms\"");
   REQUIRE(eventually([&] { return cluster.cache(1).owned().size() == PodCluster::kShards; }));
   cluster.proxy().send_to(cluster.carts_of(1), CartAdd{"cart-a", 0});
   cluster.proxy().send_to(cluster.carts_of(1), CartAdd{"cart-a", 0});

@@ -16,6 +16,8 @@
 #   tests/bench/kv_side_by_side.sh [--build DIR] [--clients C] [--seconds S] [--reps R]
 #                                  [--value-size B] [--keys K] [--case rf1_vs_redis|rf3_vs_etcd]
 #                                  [--shards S]   (elfin's shard count, default 1024 as shipped)
+#                                  [--light-nodes L] (light nodes elfin's clients share, default 1;
+#                                                     0: one per client)
 # Data goes under $ELFIN_BENCH_KV_DIR (default: the temporary directory), removed at the end.
 # Needs redis-server, redis-tools (redis-benchmark), etcd-server and etcd-client (etcdctl).
 set -euo pipefail
@@ -28,6 +30,7 @@ reps=3
 value_size=256
 keys=10000
 shards=1024
+light_nodes=1
 only=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -38,6 +41,7 @@ while [[ $# -gt 0 ]]; do
     --value-size) value_size=$2; shift 2 ;;
     --keys) keys=$2; shift 2 ;;
     --shards) shards=$2; shift 2 ;;
+    --light-nodes) light_nodes=$2; shift 2 ;;
     --case) only=$2; shift 2 ;;
     *) echo "kv_side_by_side.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -102,7 +106,7 @@ if [[ -z "$only" || "$only" == rf1_vs_redis ]]; then
   wait_for 10 redis-cli -p "$redis_port" ping
   "$bench_kv" --case rf1_vs_redis --elfin-pods "tcp://127.0.0.1:$base" --redis "127.0.0.1:$redis_port" \
               --clients "$clients" --value-size "$value_size" --keys "$keys" --seconds "$seconds" --reps "$reps" \
-              --data-dir "$root" --elfin-pids "$(cat "$root/elfin/pod-1.pid")" --peer-pids "$(cat "$root/redis.pid")"
+              --light-nodes "$light_nodes" --data-dir "$root" --elfin-pids "$(cat "$root/elfin/pod-1.pid")" --peer-pids "$(cat "$root/redis.pid")"
   # redis-benchmark: the same clients and value size; -r: random keys over the key space.
   requests=$((clients * 2000))
   redis-benchmark -p "$redis_port" -c "$clients" -d "$value_size" -r "$keys" -n "$requests" -t set,get --csv 2>/dev/null |
@@ -137,7 +141,7 @@ if [[ -z "$only" || "$only" == rf3_vs_etcd ]]; then
   wait_for 30 etcdctl --endpoints "$endpoints" endpoint health
   "$bench_kv" --case rf3_vs_etcd --elfin-pods "tcp://127.0.0.1:$base,tcp://127.0.0.1:$((base + 1)),tcp://127.0.0.1:$((base + 2))" \
               --etcd "$endpoints" --clients "$clients" --value-size "$value_size" --keys "$keys" --seconds "$seconds" \
-              --reps "$reps" --data-dir "$root" \
+              --reps "$reps" --light-nodes "$light_nodes" --data-dir "$root" \
               --elfin-pids "$(cat "$root/elfin/pod-1.pid"),$(cat "$root/elfin/pod-2.pid"),$(cat "$root/elfin/pod-3.pid")" \
               --peer-pids "$(IFS=,; echo "${etcd_pids[*]}")"
   "$bench_kv" --case hops_rf3 --elfin-pods "tcp://127.0.0.1:$base,tcp://127.0.0.1:$((base + 1)),tcp://127.0.0.1:$((base + 2))" \

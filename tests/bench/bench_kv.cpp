@@ -51,6 +51,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -81,7 +82,7 @@ class Socket {
     if (::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) throw std::runtime_error("bad host " + host);
     if (::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
       ::close(fd_);
-      throw std::runtime_error(fmt::format("connect {}:{}: {}", host, port, std::strerror(errno)));
+      throw std::runtime_error(fmt::format("connect {}:{}: {}", host, port, std::system_category().message(errno)));
     }
     const int one = 1;
     ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -372,7 +373,9 @@ struct Measured {
 double own_cpu_seconds() {
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
-  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
@@ -469,6 +472,7 @@ Side median(std::vector<Measured> measured) {
     return a.result.total.ops * b.result.total.elapsed.count() < b.result.total.ops * a.result.total.elapsed.count();
   });
   std::vector<lg::RunResult> runs;
+  runs.reserve(measured.size());
   for (const auto& m : measured) runs.push_back(m.result);
   const auto rate = [](const lg::RunResult& r) {
     return r.total.elapsed.count() > 0
@@ -577,6 +581,7 @@ std::pair<double, double> time_calls(unsigned samples, F&& call) {
 /// A raw loopback TCP round trip of 8 bytes (a thread echoing), the network's floor.
 std::pair<double, double> loopback_rtt(unsigned samples) {
   const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (listener < 0) throw std::runtime_error("loopback socket");
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -587,6 +592,7 @@ std::pair<double, double> loopback_rtt(unsigned samples) {
   }
   std::thread echo([listener, samples] {
     const int fd = ::accept(listener, nullptr, nullptr);
+    if (fd < 0) return;
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     char buffer[8];
@@ -704,9 +710,7 @@ options: --clients C (16) --value-size B (256) --keys K (10000) --seconds S (10)
 (tests/bench/kv_side_by_side.sh starts the servers and runs both cases)
 )";
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_main(int argc, char** argv) {
   Args args;
   unsigned samples = 500;
   try {
@@ -716,45 +720,47 @@ int main(int argc, char** argv) {
         if (i + 1 >= argc) throw std::runtime_error(fmt::format("{} needs a value", arg));
         return argv[++i];
       };
-      if (arg == "--case")
+      if (arg == "--case") {
         args.case_name = value();
-      else if (arg == "--elfin-pods")
+      } else if (arg == "--elfin-pods") {
         args.elfin_pods = split(value());
-      else if (arg == "--redis")
+      } else if (arg == "--redis") {
         args.redis = value();
-      else if (arg == "--etcd")
+      } else if (arg == "--etcd") {
         args.etcd = split(value());
-      else if (arg == "--clients")
+      } else if (arg == "--clients") {
         args.clients = static_cast<unsigned>(std::stoul(value()));
-      else if (arg == "--value-size")
+      } else if (arg == "--value-size") {
         args.value_size = static_cast<std::uint32_t>(std::stoul(value()));
-      else if (arg == "--keys")
+      } else if (arg == "--keys") {
         args.keys = std::stoull(value());
-      else if (arg == "--seconds")
+      } else if (arg == "--seconds") {
         args.seconds = static_cast<unsigned>(std::stoul(value()));
-      else if (arg == "--reps")
+      } else if (arg == "--reps") {
         args.reps = static_cast<unsigned>(std::stoul(value()));
-      else if (arg == "--data-dir")
+      } else if (arg == "--data-dir") {
         args.data_dir = value();
-      else if (arg == "--elfin-pids")
+      } else if (arg == "--elfin-pids") {
         for (const auto& pid : split(value())) args.elfin_pids.push_back(std::stoi(pid));
-      else if (arg == "--peer-pids")
+      } else if (arg == "--peer-pids") {
         for (const auto& pid : split(value())) args.peer_pids.push_back(std::stoi(pid));
-      else if (arg == "--samples")
+      } else if (arg == "--samples") {
         samples = static_cast<unsigned>(std::stoul(value()));
-      else if (arg == "--light-nodes")
+      } else if (arg == "--light-nodes") {
         args.light_nodes = static_cast<unsigned>(std::stoul(value()));
-      else if (arg == "--first-node")
+      } else if (arg == "--first-node") {
         args.first_node = static_cast<std::uint16_t>(std::stoul(value()));
-      else
+      } else {
         throw std::runtime_error(fmt::format("unknown option `{}`", arg));
+      }
     }
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_kv: {}\n{}", e.what(), kUsage);
     return 2;
   }
-  if (args.case_name.starts_with("hops") && !args.elfin_pods.empty() && samples > 0)
+  if (args.case_name.starts_with("hops") && !args.elfin_pods.empty() && samples > 0) {
     return run_hops(args, samples) ? 0 : 1;
+  }
   if (args.elfin_pods.empty() || args.clients == 0 || args.reps == 0 ||
       (args.case_name == "rf1_vs_redis"  ? args.redis.empty()
        : args.case_name == "rf3_vs_etcd" ? args.etcd.empty()
@@ -778,4 +784,19 @@ int main(int argc, char** argv) {
     };
   }
   return run_case(args, peer_name, elfin, peer) ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {  // a store that could not be reached, a failed setup
+    std::fputs("bench_kv: ", stderr);
+    std::fputs(e.what(), stderr);
+    std::fputs("\n", stderr);
+  } catch (...) {
+    std::fputs("bench_kv: an unknown exception\n", stderr);
+  }
+  return 1;
 }

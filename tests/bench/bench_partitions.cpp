@@ -171,11 +171,11 @@ class Cluster {
 
   /// The running node that reports itself leader of partition `p` (0: none).
   std::uint16_t leader_of(std::uint64_t p) {
-    for (std::uint16_t n = 1; n <= nodes_.size(); ++n) {
+    for (std::size_t n = 1; n <= nodes_.size(); ++n) {
       auto& node = nodes_[n - 1];
       if (!node) continue;
       auto status = node->request_fallible(pr::GetPartitionStatus{p}, node->system().group_addr("partitions"));
-      if (status && status->role == pr::Role::Leader) return n;
+      if (status && status->role == pr::Role::Leader) return static_cast<std::uint16_t>(n);
     }
     return 0;
   }
@@ -238,14 +238,13 @@ class Cluster {
       auto front_group = topology.local("partitions.leaders");
       front_group.mount(elfin::network::remote_group(std::move(front)));
       auto clients = topology.local("clients");
-      clients.mount(elfin::ActorGroup()
-                        .router(elfin::MapRouter<std::uint64_t>([](const elfin::Envelope& e) {
-                          if (const auto* go = e.get<Go>()) return elfin::Outcome<std::uint64_t>::Unicast(go->client);
-                          return elfin::Outcome<std::uint64_t>::Default();
-                        }))
-                        .exec([load = load_](elfin::Context<elfin::NoConfig, std::uint64_t> ctx) {
-                          return client(std::move(ctx), load);
-                        }));
+      clients.mount(
+          elfin::ActorGroup()
+              .router(elfin::MapRouter<std::uint64_t>([](const elfin::Envelope& e) {
+                if (const auto* go = e.get<Go>()) return elfin::Outcome<std::uint64_t>::Unicast(go->client);
+                return elfin::Outcome<std::uint64_t>::Default();
+              }))
+              .exec([load = load_](elfin::Context<elfin::NoConfig, std::uint64_t> ctx) { return client(ctx, load); }));
       clients.route_to(front_group, elfin::filters::messages<pr::Propose>());
     }
     elfin::StartOptions start;
@@ -321,6 +320,7 @@ Result run(std::size_t partitions, std::size_t clients, std::uint64_t each) {
 /// Median of `rounds` 8-byte round trips between two threads over loopback TCP, in microseconds.
 double tcp_round_trip_us(int rounds) {
   const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (listener < 0) throw std::runtime_error("loopback socket failed");
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -331,6 +331,7 @@ double tcp_round_trip_us(int rounds) {
   }
   std::thread echo([listener, rounds] {
     const int s = ::accept(listener, nullptr, nullptr);
+    if (s < 0) return;  // the main thread's connect failed first
     const int one = 1;
     ::setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     std::array<char, 8> buf{};
@@ -340,7 +341,12 @@ double tcp_round_trip_us(int rounds) {
     ::close(s);
   });
   const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (::connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) throw std::runtime_error("connect failed");
+  if (s < 0 || ::connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::shutdown(listener, SHUT_RDWR);  // the echo thread's accept returns
+    echo.join();
+    ::close(listener);
+    throw std::runtime_error("connect failed");
+  }
   const int one = 1;
   ::setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   std::vector<double> us;
@@ -452,7 +458,9 @@ bool partitions_case(std::size_t partitions, const elfin_bench::Options& opts) {
 double process_cpu_seconds() {
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
-  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 

@@ -1,4 +1,5 @@
-// bench_actors: creating, finishing and addressing many actors, side by side with the CAF peer.
+// bench_actors: creating, finishing and addressing many actors, side by side with the CAF and
+// SObjectizer peers.
 //
 //   spawn        a driver keeps at most 64 short-lived actors in flight; each is started by a
 //                Unicast to a new key of a keyed group, answers its one Job and ends; ops = actors

@@ -1,4 +1,5 @@
-// bench_messaging: elfin's messaging hot paths, side by side with the CAF 0.17 peer.
+// bench_messaging: elfin's messaging hot paths, side by side with the CAF 0.17 peer and, in the
+// ping_pong, request_response and throughput cases, the SObjectizer 5.8 peer.
 //
 //   ping_pong         two actors bounce one Ball; ops = round trips
 //   request_response  strictly sequential `co_await ctx.request(Inc{x})`; ops = requests

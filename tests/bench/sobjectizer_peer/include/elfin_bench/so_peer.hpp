@@ -13,15 +13,16 @@
 //    threads. The thread pool is SObjectizer's dispatcher for many agents sharing a fixed set of
 //    threads, which is what elfin's workers and CAF's work-stealing scheduler are. The others do
 //    not fit: `one_thread` runs everything on one thread, `active_obj` / `active_group` give each
-//    agent / group a thread of its own, `adv_thread_pool` adds running one agent's thread-safe
-//    handlers in parallel (unused here, at the price of more bookkeeping), the `prio_*` ones order
-//    by priority.
+//    agent / group a thread of its own, `adv_thread_pool` can also run one agent's thread-safe
+//    handlers in parallel (no workload here has any), the `prio_*` ones schedule by priority.
 //  * The binding uses `fifo_t::individual`: every agent has its own event queue and can run on any
 //    pool thread in parallel with the others, as an elfin or CAF actor does. SObjectizer's default,
 //    `fifo_t::cooperation`, would give all agents of one coop a single shared queue, i.e. run them
 //    one at a time. `max_demands_at_once` keeps its default (4 events per turn of an agent).
-//  * The environment's own threads (the default `one_thread` dispatcher, the timer thread) exist
-//    but run none of these agents, like CAF's helper threads.
+//  * The environment's own threads (the default `one_thread` dispatcher, the timer thread, the
+//    thread of final coop deregistration) run none of these agents, like CAF's helper threads.
+//    The last one does work in `spawn` and `skynet`: it destroys deregistered coops and their
+//    agents there, on top of the `threads` pool threads (and on the same cores).
 //  * Mailboxes are unbounded, as CAF's: SObjectizer applies no message limits unless an agent
 //    declares them, so senders never wait and a backlog piles up in the receiver's queue.
 //  * Hot-path messages carry one std::uint64_t (plus, for requests, the mbox to answer to);
@@ -51,9 +52,9 @@ struct Figure {
 Figure ping_pong(std::uint64_t round_trips, unsigned threads);
 
 // A client agent sends `inc{reply_to, x}` to a server agent, which answers `x + 1` to `reply_to`;
-// the next request leaves only when the answer is in (strictly sequential). SObjectizer has no
-// request primitive between agents (so_5::request_value was removed in 5.6), so carrying the reply
-// mbox in the request is the idiomatic form; ops = requests.
+// the next request leaves only when the answer is in (strictly sequential). SObjectizer 5.8's core
+// has no request/response primitive between agents, so carrying the reply mbox in the request is
+// the idiomatic form; ops = requests.
 Figure request_response(std::uint64_t requests, unsigned threads);
 
 // `producers` agents each send `messages_per_producer` messages to one consumer's direct mbox, in

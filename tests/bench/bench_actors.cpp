@@ -1,4 +1,5 @@
-// bench_actors: creating, finishing and addressing many actors, side by side with the CAF peer.
+// bench_actors: creating, finishing and addressing many actors, side by side with the CAF and
+// SObjectizer peers.
 //
 //   spawn        a driver keeps at most 64 short-lived actors in flight; each is started by a
 //                Unicast to a new key of a keyed group, answers its one Job and ends; ops = actors
@@ -44,6 +45,9 @@
 
 #if defined(ELFIN_HAVE_CAF)
 #include <elfin_bench/caf_peer.hpp>
+#endif
+#if defined(ELFIN_HAVE_SOBJECTIZER)
+#include <elfin_bench/so_peer.hpp>
 #endif
 
 namespace {
@@ -442,8 +446,15 @@ std::vector<elfin_bench::Case> cases() {
                      return Figure{f.seconds, f.ops};
                    };
 #endif
+                   elfin_bench::SoPeer so;
+#if defined(ELFIN_HAVE_SOBJECTIZER)
+                   so.run = [&] {
+                     auto f = elfin_bench::so_peer::spawn(n, o.threads);
+                     return Figure{f.seconds, f.ops};
+                   };
+#endif
                    return elfin_bench::run_case(
-                       kBench, "spawn", o, [&] { return elfin_spawn(n, o.threads); }, caf, " window=64");
+                       kBench, "spawn", o, [&] { return elfin_spawn(n, o.threads); }, caf, " window=64", so);
                  }});
   out.push_back({"skynet", "skynet", [](const Options& o) {
                    // The CAF peer's skynet is fixed at 10^6 leaves, so --quick (10^5) is elfin only.
@@ -458,9 +469,18 @@ std::vector<elfin_bench::Case> cases() {
                      };
                    }
 #endif
+                   elfin_bench::SoPeer so;
+#if defined(ELFIN_HAVE_SOBJECTIZER)
+                   if (depth == 6) {
+                     so.run = [&] {
+                       auto f = elfin_bench::so_peer::skynet(o.threads);
+                       return Figure{f.seconds, f.ops};
+                     };
+                   }
+#endif
                    return elfin_bench::run_case(
                        kBench, "skynet", o, [&] { return elfin_skynet(depth, variant, o.threads); }, caf,
-                       fmt::format(" leaves={} variant={}", pow10(depth), variant));
+                       fmt::format(" leaves={} variant={}", pow10(depth), variant), so);
                  }});
   for (std::uint64_t actors : {std::uint64_t{10'000}, std::uint64_t{1'000}}) {
     const std::string name = actors == 10'000 ? "fan_out_10k" : "fan_out_1k";
@@ -475,9 +495,16 @@ std::vector<elfin_bench::Case> cases() {
                        return Figure{f.seconds, f.ops};
                      };
 #endif
+                     elfin_bench::SoPeer so;
+#if defined(ELFIN_HAVE_SOBJECTIZER)
+                     so.run = [&] {
+                       auto f = elfin_bench::so_peer::fan_out(actors, rounds, o.threads);
+                       return Figure{f.seconds, f.ops};
+                     };
+#endif
                      return elfin_bench::run_case(
                          kBench, name, o, [&] { return elfin_fan_out(actors, rounds, variant, o.threads); }, caf,
-                         fmt::format(" actors={} rounds={} variant={}", actors, rounds, variant));
+                         fmt::format(" actors={} rounds={} variant={}", actors, rounds, variant), so);
                    }});
   }
   return out;

@@ -21,12 +21,23 @@
 #if defined(ELFIN_HAVE_CAF)
 #include <elfin_bench/caf_peer.hpp>
 #endif
+#if defined(ELFIN_HAVE_SOBJECTIZER)
+#include <elfin_bench/so_peer.hpp>
+#endif
 
 namespace elfin_bench {
 
 bool caf_available() {
 #if defined(ELFIN_HAVE_CAF)
   return caf_peer::available();
+#else
+  return false;
+#endif
+}
+
+bool so_available() {
+#if defined(ELFIN_HAVE_SOBJECTIZER)
+  return so_peer::available();
 #else
   return false;
 #endif
@@ -54,8 +65,8 @@ constexpr std::chrono::seconds kRunDeadline{300};
 
 void usage(std::string_view bench, const std::vector<Case>& cases) {
   std::fprintf(stderr,
-               "usage: bench_%.*s [--reps N] [--quick] [--case NAME] [--threads N] [--no-caf] [--no-warmup]\n"
-               "                  [--variant NAME]\ncases:",
+               "usage: bench_%.*s [--reps N] [--quick] [--case NAME] [--threads N] [--no-caf] [--no-so]\n"
+               "                  [--no-warmup] [--variant NAME]\ncases:",
                static_cast<int>(bench.size()), bench.data());
   for (const auto& c : cases) std::fprintf(stderr, " %s", c.name.c_str());
   std::fprintf(stderr, "\n");
@@ -154,7 +165,7 @@ Stats summarize(std::vector<Figure> figures) {
 }
 
 void print_line(std::string_view bench, std::string_view name, const Stats& elfin, const std::optional<Stats>& caf,
-                std::string_view extra, std::string_view peer) {
+                std::string_view extra, std::string_view peer, const std::optional<SecondPeer>& second) {
   std::string line = fmt::format("bench={} case={} elfin_ops_per_s={:.0f} elfin_ns_per_op={:.1f}", bench, name,
                                  elfin.ops_per_s, elfin.ns_per_op);
   if (caf && caf->ops_per_s > 0) {
@@ -166,6 +177,16 @@ void print_line(std::string_view bench, std::string_view name, const Stats& elfi
   line += fmt::format(" ops={} elfin_range={:.0f}..{:.0f}", elfin.ops, elfin.min_ops_per_s, elfin.max_ops_per_s);
   if (caf && caf->ops_per_s > 0)
     line += fmt::format(" {}_range={:.0f}..{:.0f}", peer, caf->min_ops_per_s, caf->max_ops_per_s);
+  if (second) {
+    const auto& other = second->stats;
+    if (other && other->ops_per_s > 0) {
+      line += fmt::format(" {0}_ops_per_s={1:.0f} {0}_ns_per_op={2:.1f} {0}_ratio={3:.2f} {0}_range={4:.0f}..{5:.0f}",
+                          second->name, other->ops_per_s, other->ns_per_op, elfin.ops_per_s / other->ops_per_s,
+                          other->min_ops_per_s, other->max_ops_per_s);
+    } else {
+      line += fmt::format(" {0}_ops_per_s=n/a {0}_ns_per_op=n/a {0}_ratio=n/a", second->name);
+    }
+  }
   line += extra;
   std::puts(line.c_str());
   std::fflush(stdout);
@@ -173,27 +194,37 @@ void print_line(std::string_view bench, std::string_view name, const Stats& elfi
 
 namespace {
 
-// Runs alternate (elfin, peer, elfin, peer, ...) so that a burst of load from elsewhere on the
-// machine hits both sides alike instead of skewing the ratio.
+// Runs alternate (elfin, peer, second peer, elfin, peer, ...) so that a burst of load from
+// elsewhere on the machine hits every side alike instead of skewing the ratios. `second` is run
+// when set; with `second_name` empty the line has no second column.
 bool run_side_by_side(std::string_view bench, std::string_view name, const Options& opts,
                       const std::function<Figure()>& elfin, const std::function<Figure()>& peer, std::string_view extra,
-                      std::string_view peer_name) {
+                      std::string_view peer_name, const std::function<Figure()>& second = {},
+                      std::string_view second_name = {}) {
   try {
     if (opts.warmup) {
       std::ignore = elfin();
       if (peer) std::ignore = peer();
+      if (second) std::ignore = second();
     }
     std::vector<Figure> ours;
     std::vector<Figure> theirs_runs;
+    std::vector<Figure> second_runs;
     for (unsigned i = 0; i < opts.reps; ++i) {
       ours.push_back(elfin());
       if (peer) theirs_runs.push_back(peer());
+      if (second) second_runs.push_back(second());
     }
     const Stats mine = summarize(std::move(ours));
     std::optional<Stats> theirs;
     if (peer) theirs = summarize(std::move(theirs_runs));
+    std::optional<SecondPeer> second_column;
+    if (!second_name.empty()) {
+      second_column = SecondPeer{second_name, std::nullopt};
+      if (second) second_column->stats = summarize(std::move(second_runs));
+    }
     print_line(bench, name, mine, theirs, fmt::format("{} reps={} threads={}", extra, opts.reps, opts.threads),
-               peer_name);
+               peer_name, second_column);
     return true;
   } catch (const std::exception& e) {
     std::printf("bench=%.*s case=%.*s error=\"%s\"\n", static_cast<int>(bench.size()), bench.data(),
@@ -206,9 +237,11 @@ bool run_side_by_side(std::string_view bench, std::string_view name, const Optio
 }  // namespace
 
 bool run_case(std::string_view bench, std::string_view name, const Options& opts, const std::function<Figure()>& elfin,
-              const std::function<Figure()>& caf, std::string_view extra) {
+              const std::function<Figure()>& caf, std::string_view extra, const std::optional<SoPeer>& so) {
   const bool with_caf = caf && opts.caf && caf_available();
-  return run_side_by_side(bench, name, opts, elfin, with_caf ? caf : std::function<Figure()>{}, extra, "caf");
+  const bool with_so = so && so->run && opts.so && so_available();
+  return run_side_by_side(bench, name, opts, elfin, with_caf ? caf : std::function<Figure()>{}, extra, "caf",
+                          with_so ? so->run : std::function<Figure()>{}, so ? "so" : "");
 }
 
 bool run_overhead_case(std::string_view bench, std::string_view name, const Options& opts,
@@ -237,6 +270,8 @@ int run_main(std::string_view bench, std::vector<Case> cases, int argc, char** a
       opts.quick = true;
     } else if (arg == "--no-caf") {
       opts.caf = false;
+    } else if (arg == "--no-so") {
+      opts.so = false;
     } else if (arg == "--no-warmup") {
       opts.warmup = false;
     } else {

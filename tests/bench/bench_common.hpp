@@ -1,6 +1,7 @@
 // The harness shared by elfin's benchmark binaries (bench_messaging, bench_actors): command line,
 // warm-up + repetitions + median, the channel through which a driver actor hands its measurement
-// to main(), and the one-line-per-case output next to the CAF peer's figure.
+// to main(), and the one-line-per-case output next to the CAF peer's figure (and, for the cases
+// that have one, the SObjectizer peer's).
 //
 // How an elfin case is measured: every repetition starts a fresh System (like the CAF peer builds a
 // fresh actor_system), and a *driver actor* inside it does any untimed setup, reads steady_clock,
@@ -38,8 +39,9 @@ struct Options {
   unsigned reps = 5;     ///< --reps N: measured repetitions (after one warm-up)
   bool quick = false;    ///< --quick: small sizes (smoke runs, profiling under callgrind)
   std::string only;      ///< --case NAME: run only this case (or case family, see Case::family)
-  unsigned threads = 2;  ///< --threads N: worker threads of elfin and scheduler threads of CAF
+  unsigned threads = 2;  ///< --threads N: worker threads of elfin, CAF's scheduler, SObjectizer's pool
   bool caf = true;       ///< --no-caf: skip the CAF peer (elfin-only runs, profiling)
+  bool so = true;        ///< --no-so: skip the SObjectizer peer
   bool warmup = true;    ///< --no-warmup: skip the warm-up run (profiling)
   std::string variant;   ///< --variant NAME: an alternative elfin design, where a case has some
 };
@@ -68,17 +70,34 @@ struct Stats {
 };
 Stats summarize(std::vector<Figure> figures);
 
+/// A second peer column, after the first peer's keys: `<name>_ops_per_s`, `<name>_ns_per_op`,
+/// `<name>_ratio` (elfin's ops/s over this peer's) and `<name>_range`, or n/a without `stats`.
+struct SecondPeer {
+  std::string_view name;
+  std::optional<Stats> stats;
+};
+
 /// Prints the case's line: elfin's median, the peer's (or n/a) and their ratio. `extra` is appended
 /// verbatim (" key=value ..."). The peer is CAF unless `peer` names another (e.g. "off": elfin with
 /// the measured feature turned off, run side by side).
 void print_line(std::string_view bench, std::string_view name, const Stats& elfin, const std::optional<Stats>& caf,
-                std::string_view extra = {}, std::string_view peer = "caf");
+                std::string_view extra = {}, std::string_view peer = "caf",
+                const std::optional<SecondPeer>& second = std::nullopt);
+
+/// The SObjectizer workload of a case. `run` is empty when the peer is not built: the case's
+/// line then says `so_ops_per_s=n/a`. Cases without an SObjectizer workload pass no SoPeer and
+/// their lines have no `so_*` key.
+struct SoPeer {
+  std::function<Figure()> run;
+};
 
 /// The common body of a case: one warm-up run of each side (unless --no-warmup), then opts.reps
-/// runs of elfin and of the CAF peer (when `caf` is set and the peer is built), alternating; prints
-/// the line of medians. Any exception (a wrong result) becomes an `error=` line and `false`.
+/// runs of elfin, of the CAF peer (when `caf` is set and the peer is built) and of the SObjectizer
+/// peer (likewise), alternating; prints the line of medians. Any exception (a wrong result)
+/// becomes an `error=` line and `false`.
 bool run_case(std::string_view bench, std::string_view name, const Options& opts, const std::function<Figure()>& elfin,
-              const std::function<Figure()>& caf, std::string_view extra = {});
+              const std::function<Figure()>& caf, std::string_view extra = {},
+              const std::optional<SoPeer>& so = std::nullopt);
 /// The same with an elfin peer: `baseline` is elfin with the measured feature off, and its figure
 /// takes the peer's place in the line as `off_ops_per_s` (so `ratio` is the feature's cost).
 bool run_overhead_case(std::string_view bench, std::string_view name, const Options& opts,
@@ -87,6 +106,8 @@ bool run_overhead_case(std::string_view bench, std::string_view name, const Opti
 
 /// Whether the CAF peer was compiled in.
 bool caf_available();
+/// Whether the SObjectizer peer was compiled in.
+bool so_available();
 
 // --- elfin side -------------------------------------------------------------------------------
 

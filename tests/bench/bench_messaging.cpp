@@ -1,4 +1,5 @@
-// bench_messaging: elfin's messaging hot paths, side by side with the CAF 0.17 peer.
+// bench_messaging: elfin's messaging hot paths, side by side with the CAF 0.17 peer and, in the
+// ping_pong, request_response and throughput cases, the SObjectizer 5.8 peer.
 //
 //   ping_pong         two actors bounce one Ball; ops = round trips
 //   request_response  strictly sequential `co_await ctx.request(Inc{x})`; ops = requests
@@ -75,6 +76,9 @@
 
 #if defined(ELFIN_HAVE_CAF)
 #include <elfin_bench/caf_peer.hpp>
+#endif
+#if defined(ELFIN_HAVE_SOBJECTIZER)
+#include <elfin_bench/so_peer.hpp>
 #endif
 
 namespace {
@@ -863,9 +867,16 @@ std::vector<elfin_bench::Case> cases() {
                      return Figure{f.seconds, f.ops};
                    };
 #endif
+                   elfin_bench::SoPeer so;
+#if defined(ELFIN_HAVE_SOBJECTIZER)
+                   so.run = [&] {
+                     auto f = elfin_bench::so_peer::ping_pong(n, o.threads);
+                     return Figure{f.seconds, f.ops};
+                   };
+#endif
                    return elfin_bench::run_case(
                        kBench, "ping_pong", o, [&] { return elfin_ping_pong(n, routed, o.threads); }, caf,
-                       routed ? " addressing=routed" : " addressing=direct");
+                       routed ? " addressing=routed" : " addressing=direct", so);
                  }});
   out.push_back({"request_response", "request_response", [](const Options& o) {
                    const auto n = sizes(o).requests;
@@ -877,9 +888,16 @@ std::vector<elfin_bench::Case> cases() {
                      return Figure{f.seconds, f.ops};
                    };
 #endif
+                   elfin_bench::SoPeer so;
+#if defined(ELFIN_HAVE_SOBJECTIZER)
+                   so.run = [&] {
+                     auto f = elfin_bench::so_peer::request_response(n, o.threads);
+                     return Figure{f.seconds, f.ops};
+                   };
+#endif
                    return elfin_bench::run_case(
                        kBench, "request_response", o, [&] { return elfin_request_response(n, direct, o.threads); }, caf,
-                       direct ? " addressing=direct" : " addressing=routed");
+                       direct ? " addressing=direct" : " addressing=routed", so);
                  }});
   for (std::uint32_t producers : {1u, 2u, 4u, 8u, 64u}) {
     const std::string name = fmt::format("throughput_{}to1", producers);
@@ -893,9 +911,16 @@ std::vector<elfin_bench::Case> cases() {
                        return Figure{f.seconds, f.ops};
                      };
 #endif
+                     elfin_bench::SoPeer so;
+#if defined(ELFIN_HAVE_SOBJECTIZER)
+                     so.run = [&] {
+                       auto f = elfin_bench::so_peer::throughput(producers, per_producer, o.threads);
+                       return Figure{f.seconds, f.ops};
+                     };
+#endif
                      return elfin_bench::run_case(
                          kBench, name, o, [&] { return elfin_throughput(producers, per_producer, direct, o.threads); },
-                         caf, direct ? " addressing=direct" : " addressing=routed");
+                         caf, direct ? " addressing=direct" : " addressing=routed", so);
                    }});
   }
   // elfin only: per-message latency (see the header comment for the method).

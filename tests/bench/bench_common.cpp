@@ -64,18 +64,20 @@ Slot& slot() {
 constexpr std::chrono::seconds kRunDeadline{300};
 
 void usage(std::string_view bench, const std::vector<Case>& cases) {
+  const std::string name(bench);
   std::fprintf(stderr,
-               "usage: bench_%.*s [--reps N] [--quick] [--case NAME] [--threads N] [--no-caf] [--no-so]\n"
+               "usage: bench_%s [--reps N] [--quick] [--case NAME] [--threads N] [--no-caf] [--no-so]\n"
                "                  [--no-warmup] [--variant NAME]\ncases:",
-               static_cast<int>(bench.size()), bench.data());
+               name.c_str());
   for (const auto& c : cases) std::fprintf(stderr, " %s", c.name.c_str());
   std::fprintf(stderr, "\n");
 }
 
 bool parse_unsigned(std::string_view text, unsigned& out) {
-  const auto* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, out);
-  return ec == std::errc{} && ptr == end;
+  const char* const first = text.data();
+  const char* const last = first + text.size();
+  auto [ptr, ec] = std::from_chars(first, last, out);
+  return ec == std::errc{} && ptr == last;
 }
 
 }  // namespace

@@ -172,7 +172,7 @@ class LatencyHistogram {
     if (v < kLinear) return v;
     const unsigned msb = 63 - static_cast<unsigned>(__builtin_clzll(v));
     const std::uint64_t sub = (v >> (msb - kSubBits)) & ((1u << kSubBits) - 1);
-    return kLinear + (msb - 6) * (1u << kSubBits) + sub;
+    return kLinear + std::size_t{msb - 6} * (std::size_t{1} << kSubBits) + sub;
   }
   static std::uint64_t lower_bound(std::size_t i) {
     if (i < kLinear) return i;
@@ -181,7 +181,7 @@ class LatencyHistogram {
     const std::uint64_t sub = k & ((1u << kSubBits) - 1);
     return (std::uint64_t{1} << msb) + (sub << (msb - kSubBits));
   }
-  std::array<std::uint64_t, kLinear + (64 - 6) * (1u << kSubBits)> counts_{};
+  std::array<std::uint64_t, kLinear + std::size_t{64 - 6} * (std::size_t{1} << kSubBits)> counts_{};
   std::uint64_t total_ = 0;
 };
 
@@ -480,7 +480,7 @@ MapRouter<std::uint32_t> producer_router() {
 
 /// What the observability cases turn on for the throughput stream (the dumper writes to /dev/null:
 /// it formats every line, but the disk is not what is measured).
-enum class Observe { Nothing, DumpAll, DumpLimited, Telemetry };
+enum class Observe : std::uint8_t { Nothing, DumpAll, DumpLimited, Telemetry };
 
 Figure elfin_throughput(std::uint32_t producers, std::uint64_t messages, bool direct, unsigned threads,
                         Observe observe = Observe::Nothing, bool stamped = false) {
@@ -782,10 +782,13 @@ Figure queue_run(unsigned producers, unsigned consumers, std::uint64_t n) {
   std::atomic<std::uint64_t> taken{0};
   std::atomic<std::uint64_t> checksum{0};
   std::vector<std::thread> threads;
+  threads.reserve(producers + consumers);
   for (unsigned p = 0; p < producers; ++p) {
     threads.emplace_back([&, p] {
       while (!go.load(std::memory_order_acquire)) {
       }
+      // The items are numbers dressed as pointers (the queues hold void*); never dereferenced.
+      // NOLINTNEXTLINE(performance-no-int-to-ptr)
       for (std::uint64_t i = p; i < n; i += producers) queue.push(reinterpret_cast<void*>(i + 1));
     });
   }

@@ -59,6 +59,7 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -67,6 +68,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -105,15 +107,15 @@ std::uint64_t ns_between(Clock::time_point from, Clock::time_point to) {
 /// The `q` quantile (0..1) in microseconds, nearest rank.
 double quantile_us(std::vector<std::uint64_t> ns, double q) {
   if (ns.empty()) return 0;
-  const auto rank = static_cast<std::size_t>(q * static_cast<double>(ns.size() - 1) + 0.5);
+  const auto rank = static_cast<std::size_t>(std::lround(q * static_cast<double>(ns.size() - 1)));
   std::nth_element(ns.begin(), ns.begin() + static_cast<std::ptrdiff_t>(rank), ns.end());
   return static_cast<double>(ns[rank]) / 1e3;
 }
-constexpr std::size_t kBatchBytes = 64 * 1024;  // the sender's write buffer
-constexpr std::size_t kReadBytes = 256 * 1024;  // the receiver's read buffer (holds a 64 KiB frame and more)
+constexpr std::size_t kBatchBytes = std::size_t{64} * 1024;  // the sender's write buffer
+constexpr std::size_t kReadBytes = std::size_t{256} * 1024;  // the receiver's read buffer (a 64 KiB frame and more)
 constexpr std::size_t kHeaderBytes = 4;
 constexpr std::size_t kSmallFrame = 32;
-constexpr std::size_t kLargeFrame = 64 * 1024;
+constexpr std::size_t kLargeFrame = std::size_t{64} * 1024;
 
 struct Sizes {
   std::uint64_t small_frames;
@@ -124,7 +126,7 @@ Sizes sizes(const Options& o) { return o.quick ? Sizes{1'000'000, 2'000} : Sizes
 // --- the raw pump -------------------------------------------------------------------------------
 
 std::runtime_error socket_error(std::string_view what) {
-  return std::runtime_error(fmt::format("{}: {}", what, std::strerror(errno)));
+  return std::runtime_error(fmt::format("{}: {}", what, std::system_category().message(errno)));
 }
 
 /// A socket descriptor, closed with its owner.
@@ -515,7 +517,7 @@ Figure remote_rtt(std::uint64_t n) {
     auto sent_at = start;
     for (std::uint64_t i = 0; i < n; ++i) {
       Echo echo{i};
-      auto answer = co_await ctx.request(std::move(echo));
+      auto answer = co_await ctx.request(echo);
       const auto now = Clock::now();
       times.push_back(ns_between(sent_at, now));
       sent_at = now;
@@ -604,7 +606,7 @@ Figure light_rtt(std::uint64_t n, std::size_t window) {
 Figure raw_pipelined(std::uint64_t n, std::uint64_t window) {
   auto [a, b] = loopback_connection();
   std::thread echo([fd = b.get(), n] {  // a byte stream echoed as it comes keeps the frames whole
-    std::array<char, 8 * 256> buffer{};
+    std::array<char, std::size_t{8} * 256> buffer{};
     for (std::uint64_t echoed = 0; echoed < n * 8;) {
       const auto r = ::recv(fd, buffer.data(), buffer.size(), 0);
       if (r <= 0) return;
@@ -620,7 +622,7 @@ Figure raw_pipelined(std::uint64_t n, std::uint64_t window) {
     write_all(a.get(), frame, sizeof frame);
   }
   std::uint64_t received = 0;
-  std::array<char, 8 * 256> buffer{};
+  std::array<char, std::size_t{8} * 256> buffer{};
   std::size_t pending = 0;  // bytes of a frame begun in the previous read
   while (received < n) {
     const auto r = ::recv(a.get(), buffer.data() + pending, buffer.size() - pending, 0);

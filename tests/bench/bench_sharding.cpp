@@ -67,6 +67,7 @@ Figure route(const hashing::ShardFunction& function, std::uint64_t ops) {
 
 std::vector<assignment::Pod> make_pods(int n) {
   std::vector<assignment::Pod> pods;
+  pods.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) pods.push_back({{fmt::format("10.0.{}.{}:54321", i / 256, i % 256), 1}, {1, 0, 0}});
   return pods;
 }

@@ -28,6 +28,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -51,7 +52,6 @@ using elfin::Addr;
 using elfin::Context;
 using elfin::Envelope;
 using elfin::NoConfig;
-using elfin::ResponseToken;
 using elfin::Task;
 using elfin::Topology;
 using elfin_bench::Figure;
@@ -129,7 +129,7 @@ int serve(std::uint16_t port) {
 }
 
 std::runtime_error os_error(std::string_view what) {
-  return std::runtime_error(fmt::format("{}: {}", what, std::strerror(errno)));
+  return std::runtime_error(fmt::format("{}: {}", what, std::system_category().message(errno)));
 }
 
 /// Node 2, started once for all runs and stopped with the benchmark.
@@ -203,6 +203,7 @@ struct StreamConfig {
 Task<> stream_driver(Context<StreamConfig> ctx) {
   const auto cfg = ctx.config();
   std::vector<std::string> ids;
+  ids.reserve(cfg.keys);
   for (std::uint32_t i = 0; i < cfg.keys; ++i) ids.push_back(fmt::format("cart-{}", i));
   // Untimed: node 2 connected (a request fails at once until it is) and every counter started.
   const auto deadline = Clock::now() + std::chrono::seconds{30};

@@ -169,8 +169,7 @@ elfin::Topology topology(const Shape& shape) {
   drivers.route_to(writers, elfin::filters::protocol("bench_wal_actors"));
   writers.route_to(wal, elfin::filters::protocol("wal"));
   writers.route_to(drivers, elfin::filters::protocol("bench_wal_actors"));
-  drivers.mount(elfin::ActorGroup().exec([shape](elfin::Context<> ctx) { return driver(std::move(ctx), shape); }))
-      .entrypoint();
+  drivers.mount(elfin::ActorGroup().exec([shape](elfin::Context<> ctx) { return driver(ctx, shape); })).entrypoint();
   writers.mount(elfin::ActorGroup()
                     .router(elfin::MapRouter<std::uint64_t>([](const elfin::Envelope& e) {
                       if (const auto* go = e.get<Go>()) return elfin::Outcome<std::uint64_t>::Unicast(go->partition);
@@ -201,6 +200,7 @@ Run run_wal(const Shape& shape, const elfin_bench::Options& opts) {
 Run run_raw(std::uint64_t streams, std::uint64_t bytes, std::uint64_t syncs, std::uint64_t ops) {
   elfin_bench::RunDir dir{"elfin-bench-wal-actors"};
   std::vector<std::thread> threads;
+  threads.reserve(streams);
   std::vector<std::vector<double>> latencies(streams);
   std::vector<std::string> errors(streams);
   std::vector<int> fds;
@@ -345,7 +345,7 @@ std::vector<elfin_bench::Case> cases() {
   // 1024 partitions, next to one partition at the same 1024 entries in flight (run alongside).
   for (std::uint32_t k : {1u, 8u}) {
     const std::string name = fmt::format("p1024_k{}_128_c1024", k);
-    const Shape shape{1024, k, 128, 1024, 1024 * 40};
+    const Shape shape{1024, k, 128, 1024, std::uint64_t{1024} * 40};
     out.push_back({name, fmt::format("k{}_128_c1024", k),
                    [name, shape](const elfin_bench::Options& o) { return run_shape(name, shape, o); }});
   }

@@ -327,9 +327,29 @@ class PartitionActor {
               recovered.hard_state.term, recovered.hard_state.vote, recovered.hard_state.commit,
               recovered.entries.size(), applied_);
 
+    const bool fresh = recovered.hard_state.term == 0 && recovered.entries.empty() && !snapshot_;
     make_node(std::move(recovered));
+    if (campaigns_at_start(fresh)) node_->campaign();
     ready_ = true;
     if (may_bootstrap_now()) start_creation();
+  }
+
+  /// A replica campaigns as soon as it starts, rather than after an election timeout for which
+  /// its first writes would wait, when nobody else can lead: it is the group's only voter; or
+  /// the group is new, placed by the static `nodes` list, and this node is the one the list
+  /// picks to lead it first (node `nodes[partition mod count]`: one per group, so no two split
+  /// the vote, and first leaders spread over the nodes). Raft's safety does not depend on when a
+  /// node campaigns; if the picked node is down, the others elect after their timeouts.
+  [[nodiscard]] bool campaigns_at_start(bool fresh) const {
+    const auto& voters = node_->conf().voters;
+    if (voters.size() == 1 && voters.front() == node_id_) return true;
+    return fresh && first_leader() == node_id_;
+  }
+
+  /// The node the static `nodes` list picks to lead a new group first (0: placed by the table).
+  [[nodiscard]] rf::NodeId first_leader() const {
+    if (config_.from_assignment() || config_.nodes.empty()) return 0;
+    return config_.nodes[partition_ % config_.nodes.size()];
   }
 
   // --- creation (placement "assignment") ----------------------------------------------------
@@ -414,11 +434,16 @@ class PartitionActor {
     bootstrap_now();
   }
 
+  /// The new partition's owner campaigns at once rather than after an election timeout: every
+  /// replica just consented to the creation, so nobody else leads it, and its first write would
+  /// otherwise wait 1 to 2 election timeouts for a leader (Raft's safety does not depend on
+  /// when a node campaigns).
   void bootstrap_now() {
     rf::Recovered recovered;
     bootstrap(recovered);
     recovered.applied = applied_;
     make_node(std::move(recovered));
+    node_->campaign();
   }
 
   /// The placement table names this node among the partition's replicas.
@@ -664,6 +689,11 @@ class PartitionActor {
     rf::NodeId hint = node_->leader();
     if (hint == 0 && config_.from_assignment() && !targets_.empty() && targets_.front() != node_id_) {
       hint = targets_.front();
+    }
+    // A new group placed by the static list: the node that campaigns first (campaigns_at_start),
+    // which a request there also starts.
+    if (hint == 0 && node_->term() == 0 && node_->last_index() == 0 && first_leader() != node_id_) {
+      hint = first_leader();
     }
     return pr::RaftError{pr::RaftErrorKind::NotLeader, partition_, hint,
                          fmt::format("node {} is not the leader", node_id_)};

@@ -1065,4 +1065,52 @@ MovedOwnerProbe probe_moved_owner(std::uint64_t seed) {
   return probe;
 }
 
+FirstLeaderProbe probe_first_leader(std::uint64_t seed, const std::vector<std::uint64_t>& replicas) {
+  FirstLeaderProbe probe;
+  PlacementCluster c(seed);
+  SimCluster& cluster = c.cluster();
+  const Nanos start = cluster.now();
+  c.publish({replicas});
+  const auto owner = static_cast<std::uint16_t>(replicas.front());
+  while (cluster.now() < start + 2s) {
+    if (auto st = c.status(owner); st && st->role == pr::Role::Leader) {
+      probe.led = true;
+      probe.after = cluster.now() - start;
+      probe.term = st->term;
+      break;
+    }
+    cluster.advance(1ms);
+  }
+  return probe;
+}
+
+StaticLeaderProbe probe_static_first_leader(std::uint64_t seed, std::uint64_t partition) {
+  StaticLeaderProbe probe;
+  const elfin::test::TempDir root("elfin-partition-sim", elfin::test::TempDir::Base::memory);
+  const auto applied = std::make_shared<AppliedLog>();
+  SimCluster cluster(cluster_options(seed, root, false),
+                     [&applied](SimNode& node) { return node_topology(node, applied, false); });
+  const Nanos start = cluster.now();
+  auto put = cluster.request(1, "partitions", pr::Propose{partition, encode(lin::KvInput::put("k", "v"))});
+  cluster.run_until([&] { return put.done(); }, 10ms);
+  if (put.done()) {
+    if (auto answer = put.result(); answer && !*answer) probe.hint = answer->error().leader_hint;
+  }
+  // Partition actors start with the first message for them: a status request at every node.
+  while (cluster.now() < start + 2s && probe.leader == 0) {
+    for (std::uint16_t n = 1; n <= kNodes && probe.leader == 0; ++n) {
+      auto status = cluster.request(n, "partitions", pr::GetPartitionStatus{partition});
+      cluster.run_until([&] { return status.done(); }, 10ms);
+      if (!status.done()) continue;
+      auto answer = status.result();
+      if (answer && answer->role == pr::Role::Leader) {
+        probe.leader = n;
+        probe.after = cluster.now() - start;
+      }
+    }
+    cluster.advance(1ms);
+  }
+  return probe;
+}
+
 }  // namespace psim

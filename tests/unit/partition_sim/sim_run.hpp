@@ -185,4 +185,23 @@ struct MovedOwnerProbe {
 };
 [[nodiscard]] MovedOwnerProbe probe_moved_owner(std::uint64_t seed);
 
+/// A table naming `replicas` (the owner first) for a partition nobody holds yet: how long after
+/// its publication the owner leads the new group, in virtual time (the election timeout is
+/// 100 to 200 ms of it).
+struct FirstLeaderProbe {
+  bool led = false;  ///< the owner led within 2 s
+  std::chrono::nanoseconds after{0};
+  std::uint64_t term = 0;  ///< the owner's term then
+};
+[[nodiscard]] FirstLeaderProbe probe_first_leader(std::uint64_t seed, const std::vector<std::uint64_t>& replicas);
+
+/// The same for a partition placed by the static list `nodes = [1, 2, 3]` (three nodes): what a
+/// put at node 1 is told first, then the first node found leading the partition.
+struct StaticLeaderProbe {
+  std::uint64_t hint = 0;    ///< the leader hint of a put at node 1 before any replica started (0: none)
+  std::uint16_t leader = 0;  ///< 0: none within 2 s
+  std::chrono::nanoseconds after{0};
+};
+[[nodiscard]] StaticLeaderProbe probe_static_first_leader(std::uint64_t seed, std::uint64_t partition);
+
 }  // namespace psim

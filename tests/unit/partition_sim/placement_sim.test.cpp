@@ -90,7 +90,7 @@ TEST_CASE("placement: a replica removed while its node was down is released when
   REQUIRE(probe.moved);  // the membership left node 3 while it was down
   REQUIRE(probe.held);   // and node 3 still held its replica on disk
   CHECK(probe.released);
-  CHECK(probe.marker != "");
+  CHECK_FALSE(probe.marker.empty());
   CHECK(probe.after <= std::chrono::seconds(5));
   CHECK(probe.readable);  // the members kept every write
 }

@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -618,8 +620,7 @@ class Driver {
       auto answer = request.result();
       if (answer && *answer) {
         const pk::Found& found = **answer;
-        const lin::KvOutput out =
-            found.found ? lin::KvOutput::found(found.value, found.version) : lin::KvOutput::not_found();
+        lin::KvOutput out = found.found ? lin::KvOutput::found(found.value, found.version) : lin::KvOutput::not_found();
         reader.record->ok(op.ticket, out);
         return out;
       }
@@ -924,18 +925,13 @@ class PlacementCluster {
 };
 
 std::string read_text(const std::filesystem::path& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return {};
-  std::string text;
-  char buffer[256];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
-  std::fclose(f);
-  return text;
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 std::string describe_output(const std::optional<lin::KvOutput>& out) {
   if (!out) return {};
-  return lin::KvModel{}.describe(lin::KvInput::get("k"), *out);
+  return lin::KvModel{}.describe(lin::KvInput::get("k"), out);
 }
 
 }  // namespace

@@ -1,11 +1,22 @@
 // The scheduler seen from outside: actors woken by a non-worker thread inside a ScheduleBatch
 // (what the network's I/O thread does for one socket read) wait for the flush and then all run;
-// worker threads carry their names.
+// idle workers wait in an idle waiter (what the network's event loop is) and run the actors its
+// events wake; worker threads carry their names.
+#include <pthread.h>
+
+#include <array>
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -60,7 +71,143 @@ std::set<std::string> thread_names() {
   return names;
 }
 
+/// An event loop for idle workers. A wait ends only with an event or an interrupt (no timeout):
+/// a worker that is not interrupted when it should be stays in.
+class EventLoop final : public detail::IdleWaiter {
+ public:
+  bool wait(std::chrono::nanoseconds /*timeout*/) override {
+    std::unique_lock lock(mu_);
+    ++inside_;
+    cv_.wait(lock, [&] { return !events_.empty() || interrupted_; });
+    --inside_;
+    interrupted_ = false;
+    if (events_.empty()) return true;
+    auto event = std::move(events_.front());
+    events_.pop_front();
+    lock.unlock();
+    event();
+    return true;
+  }
+  void interrupt() override {
+    {
+      std::lock_guard lock(mu_);
+      interrupted_ = true;
+    }
+    cv_.notify_all();
+  }
+  void post(std::function<void()> event) {
+    {
+      std::lock_guard lock(mu_);
+      events_.push_back(std::move(event));
+    }
+    cv_.notify_all();
+  }
+  /// Workers waiting in the loop now.
+  unsigned inside() {
+    std::lock_guard lock(mu_);
+    return inside_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> events_;  // guarded by mu_
+  bool interrupted_ = false;                  // guarded by mu_
+  unsigned inside_ = 0;                       // guarded by mu_
+};
+
+// Which thread ran the turn of the actor that got Tick n.
+std::mutex g_turns_mu;
+std::map<std::uint64_t, std::thread::id> g_turns;  // guarded by g_turns_mu
+
+Task<> record_turns(Context<NoConfig, Key> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+    if (const auto* tick = envelope->get<Tick>()) {
+      std::lock_guard lock(g_turns_mu);
+      g_turns[tick->n] = std::this_thread::get_id();
+    }
+  }
+}
+
+std::optional<std::thread::id> turn_of(std::uint64_t n) {
+  std::lock_guard lock(g_turns_mu);
+  auto it = g_turns.find(n);
+  return it == g_turns.end() ? std::nullopt : std::optional{it->second};
+}
+
+Result<System, StartError> start_recorders(unsigned workers, bool virtual_time = false) {
+  {
+    std::lock_guard lock(g_turns_mu);
+    g_turns.clear();
+  }
+  Topology topology;
+  topology.local("counters").mount(ActorGroup().router(MapRouter<Key>{route_tick}).exec(record_turns));
+  StartOptions options;
+  options.workers = workers;
+  options.virtual_time = virtual_time;
+  return System::start(std::move(topology), std::move(options));
+}
+
+std::string this_thread_name() {
+  std::array<char, 16> name{};
+  pthread_getname_np(pthread_self(), name.data(), name.size());
+  return name.data();
+}
+
 }  // namespace
+
+TEST_CASE("an event handled by an idle worker in the idle waiter wakes its actor onto that worker, which runs it next",
+          "[core][scheduler]") {
+  auto system = start_recorders(2);
+  REQUIRE(system.ok());
+  EventLoop loop;
+  REQUIRE(detail::set_idle_waiter(system->core(), &loop));
+  constexpr std::uint64_t kEvents = 20;
+  for (std::uint64_t n = 0; n < kEvents; ++n) {
+    std::thread::id handler;
+    std::string handler_name;
+    loop.post([&, n] {
+      handler = std::this_thread::get_id();
+      handler_name = this_thread_name();
+      deliver(*system, n);
+    });
+    REQUIRE(eventually([&] { return turn_of(n).has_value(); }));
+    CHECK(handler_name.starts_with("elfin-worker-"));
+    CHECK(*turn_of(n) == handler);  // no hand-off to another thread between the event and the turn
+  }
+  REQUIRE(detail::set_idle_waiter(system->core(), nullptr));
+  system->terminate();
+  system->join();
+}
+
+TEST_CASE("a worker waiting in the idle waiter is interrupted for work from outside, and none is in it once detached",
+          "[core][scheduler]") {
+  auto system = start_recorders(1);
+  REQUIRE(system.ok());
+  EventLoop loop;
+  REQUIRE(detail::set_idle_waiter(system->core(), &loop));
+  REQUIRE(eventually([&] { return loop.inside() == 1; }));  // the only worker, idle, waits there
+  deliver(*system, 1);  // queued from a non-worker thread: the loop's wait must end for it
+  CHECK(eventually([] { return turn_of(1).has_value(); }));
+
+  REQUIRE(eventually([&] { return loop.inside() == 1; }));
+  REQUIRE(detail::set_idle_waiter(system->core(), nullptr));
+  CHECK(loop.inside() == 0);
+  deliver(*system, 2);  // the worker sleeps as usual now, and wakes for it
+  CHECK(eventually([] { return turn_of(2).has_value(); }));
+  system->terminate();
+  system->join();
+}
+
+TEST_CASE("a system in virtual time keeps its idle workers out of an idle waiter", "[core][scheduler]") {
+  auto system = start_recorders(1, /*virtual_time=*/true);
+  REQUIRE(system.ok());
+  EventLoop loop;
+  CHECK_FALSE(detail::set_idle_waiter(system->core(), &loop));
+  CHECK(loop.inside() == 0);
+  system->terminate();
+  system->join();
+}
 
 TEST_CASE("actors a non-worker thread wakes inside a ScheduleBatch run once it is flushed, all of them",
           "[core][scheduler]") {

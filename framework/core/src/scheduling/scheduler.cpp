@@ -9,6 +9,7 @@
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/group_series.hpp>
 #include <elfin/detail/telemetry_clock.hpp>
+#include <elfin/internal/system_hooks.hpp>
 #include <elfin/internal/thread_name.hpp>
 #include "actor/current_actor.hpp"
 #include "actor/lifecycle.hpp"
@@ -35,6 +36,9 @@ struct Batch {
   std::vector<ActorCell*> cells;
 };
 thread_local Batch tls_batch;
+
+// This worker is in the idle waiter (for an assertion).
+thread_local bool tls_in_waiter = false;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -71,6 +75,7 @@ void Scheduler::stop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
+    if (in_waiter_ != nullptr) in_waiter_->interrupt();
   }
   cv_.notify_all();
   for (auto& t : threads_) t.join();
@@ -126,8 +131,26 @@ void Scheduler::push_global(const std::vector<ActorCell*>& cells) {
   if (nobody_spinning() && sleeping_.load(std::memory_order_relaxed) > 0) wake_sleeper();
 }
 
+bool Scheduler::set_idle_waiter(IdleWaiter* waiter) {
+  if (track_in_flight_ && waiter != nullptr) return false;
+  // seq_cst, as in wait_in_waiter: either a worker's load sees the new pointer or this load sees
+  // the worker counted.
+  IdleWaiter* old = waiter_.exchange(waiter, std::memory_order_seq_cst);
+  if (old == nullptr) return true;
+  // From an event the waiter handles, this would wait for the caller itself.
+  assert(!tls_in_waiter && "set_idle_waiter from inside the idle waiter");
+  for (unsigned round = 0; waiter_users_.load(std::memory_order_seq_cst) != 0; ++round) {
+    // A worker may have entered just after an interrupt was handled (by another thread): again.
+    if (round % 1024 == 0) old->interrupt();
+    std::this_thread::yield();
+  }
+  return true;
+}
+
 void Scheduler::begin_batch() {
-  assert(tls_worker == nullptr && tls_batch.owner == nullptr && "batches are for non-worker threads, unnested");
+  assert(tls_batch.owner == nullptr && "batches do not nest");
+  // On a worker (an event handled in the idle waiter) woken actors go to its own stack.
+  if (tls_worker != nullptr && tls_worker->owner == this) return;
   tls_batch.owner = this;
 }
 
@@ -139,7 +162,7 @@ void Scheduler::flush_batch() {
 
 void Scheduler::end_batch() {
   flush_batch();
-  tls_batch.owner = nullptr;
+  if (tls_batch.owner == this) tls_batch.owner = nullptr;
 }
 
 void Scheduler::leave_flight() {
@@ -157,7 +180,37 @@ bool Scheduler::wait_quiescent(std::chrono::steady_clock::time_point deadline) {
 
 void Scheduler::wake_sleeper() {
   std::lock_guard lock(mu_);
-  cv_.notify_one();
+  wake_one_locked();
+}
+
+void Scheduler::wake_one_locked() {
+  // A sleeper first: the worker in the waiter is the one that handles network events at once.
+  if (cv_sleepers_ > 0) {
+    cv_.notify_one();
+  } else if (in_waiter_ != nullptr && !tls_in_waiter) {  // not the waiting worker itself
+    in_waiter_->interrupt();                             // kept alive by that worker's count in waiter_users_
+  }
+}
+
+bool Scheduler::wait_in_waiter(std::unique_lock<std::mutex>& lock) {
+  if (in_waiter_ != nullptr) return false;
+  waiter_users_.fetch_add(1, std::memory_order_seq_cst);
+  IdleWaiter* waiter = waiter_.load(std::memory_order_seq_cst);
+  if (waiter == nullptr) {
+    waiter_users_.fetch_sub(1, std::memory_order_release);
+    return false;
+  }
+  in_waiter_ = waiter;
+  sleeping_.fetch_add(1, std::memory_order_relaxed);
+  lock.unlock();
+  tls_in_waiter = true;
+  const bool waited = waiter->wait(std::chrono::milliseconds(1));
+  tls_in_waiter = false;
+  lock.lock();
+  sleeping_.fetch_sub(1, std::memory_order_relaxed);
+  in_waiter_ = nullptr;
+  waiter_users_.fetch_sub(1, std::memory_order_release);
+  return waited;
 }
 
 void Scheduler::worker_main(Worker& worker) {
@@ -173,7 +226,7 @@ ActorCell* Scheduler::pop_global() {
   global_len_.fetch_sub(1, std::memory_order_relaxed);
   ActorCell* cell = global_.pop_front();
   // More queued than this worker takes (a batch): pass the word on to a sleeper.
-  if (!global_.empty() && nobody_spinning() && sleeping_.load(std::memory_order_relaxed) > 0) cv_.notify_one();
+  if (!global_.empty() && nobody_spinning() && sleeping_.load(std::memory_order_relaxed) > 0) wake_one_locked();
   return cell;
 }
 
@@ -231,6 +284,17 @@ ActorCell* Scheduler::next_cell(Worker& w) {
   for (;;) {
     if (stop_requested_.load(std::memory_order_relaxed)) return nullptr;
     if (ActorCell* cell = find_work(w)) return cell;
+    // Waiting in the idle waiter comes before spinning: what a worker usually waits for there is
+    // a network event, and the waiter handles it the moment it comes.
+    if (waiter_.load(std::memory_order_relaxed) != nullptr) {
+      std::unique_lock lock(mu_);
+      if (stopping_) return nullptr;
+      if (!global_.empty()) continue;
+      if (wait_in_waiter(lock)) {
+        timed_out = false;
+        continue;
+      }
+    }
     // Spin (then yield) before sleeping: work usually arrives within microseconds between busy
     // actors, and a futex sleep + wake costs more than that on both sides.
     // Other workers' counters are read only every kPollEvery rounds: they are written on every
@@ -260,7 +324,9 @@ ActorCell* Scheduler::next_cell(Worker& w) {
     if (stopping_) return nullptr;
     if (!global_.empty()) continue;
     sleeping_.fetch_add(1, std::memory_order_relaxed);
+    ++cv_sleepers_;
     timed_out = cv_.wait_for(lock, std::chrono::milliseconds(1)) == std::cv_status::timeout;
+    --cv_sleepers_;
     sleeping_.fetch_sub(1, std::memory_order_relaxed);
   }
 }

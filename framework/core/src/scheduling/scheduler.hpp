@@ -28,6 +28,13 @@
 // perhaps a futex wake) once per message; batched, once per flush. A batch holds actors back for
 // at most the time the thread spends between two flushes.
 //
+// An idle worker waits in the system's IdleWaiter (the network's reactor), when there is one and
+// no other worker waits there, instead of spinning and sleeping: a frame read there wakes its
+// actor onto that worker's stack, and the worker runs it right after the read, where a separate
+// I/O thread would have queued it and woken a worker (a second thread hand-off per message). Only
+// one worker waits there at a time; the others spin and sleep as above. A push that finds no
+// sleeper on the condition variable wakes the worker in the waiter by interrupting it.
+//
 // Under virtual time the scheduler also counts actors in flight (queued or running), so the
 // advancing thread can wait until the system is quiescent; see `in_flight_` for why the count
 // never reads zero while work is pending. Real-time systems skip the count (one shared atomic
@@ -51,6 +58,7 @@
 namespace elfin::detail {
 
 class ActorCell;
+class IdleWaiter;
 
 class Scheduler {
  public:
@@ -88,6 +96,10 @@ class Scheduler {
   }
   void release() { leave_flight(); }
 
+  /// See IdleWaiter (system_hooks.hpp): false under `track_in_flight`. With nullptr, returns once
+  /// no worker is in the previous waiter or about to enter it.
+  [[nodiscard]] bool set_idle_waiter(IdleWaiter* waiter);
+
   struct Worker;  // per-thread state; public only so the thread_local pointer can name it
 
  private:
@@ -110,6 +122,11 @@ class Scheduler {
   void push_global(ActorCell* cell);
   void push_global(const std::vector<ActorCell*>& cells);
   void wake_sleeper();
+  /// mu_ held: wakes a worker sleeping on cv_, or else the one in the idle waiter.
+  void wake_one_locked();
+  /// An idle worker waits in the idle waiter if there is one and nobody else is in it; false if
+  /// it did not (it sleeps as usual then).
+  bool wait_in_waiter(std::unique_lock<std::mutex>& lock);
   /// A spinning worker will find new work by itself: waking a sleeper too would cost a futex
   /// wake for nothing.
   [[nodiscard]] bool nobody_spinning() const { return spinning_.load(std::memory_order_relaxed) == 0; }
@@ -122,7 +139,13 @@ class Scheduler {
   RingBuffer<ActorCell*> global_;  // guarded by mu_
   bool stopping_ = false;          // guarded by mu_
   std::atomic<bool> stop_requested_{false};
-  std::atomic<unsigned> sleeping_{0};
+  std::atomic<unsigned> sleeping_{0};  // on cv_ or in the idle waiter
+  unsigned cv_sleepers_ = 0;           // guarded by mu_
+  IdleWaiter* in_waiter_ = nullptr;    // guarded by mu_: the waiter a worker waits in
+  // The idle waiter, and the workers between reading it and leaving it (set_idle_waiter waits for
+  // them before its caller may destroy the old one).
+  std::atomic<IdleWaiter*> waiter_{nullptr};
+  std::atomic<unsigned> waiter_users_{0};
   std::atomic<unsigned> spinning_{0};
   unsigned max_spinning_ = 1;
   std::atomic<std::size_t> global_len_{0};

@@ -144,6 +144,7 @@ void on_scrape(SystemCore& system, ScrapeCollector collect) {
   system.extensions().add_scrape_collector(std::move(collect));
 }
 void set_remote_router(SystemCore& system, RemoteRouter* router) { system.set_remote_router(router); }
+bool set_idle_waiter(SystemCore& system, IdleWaiter* waiter) { return system.scheduler().set_idle_waiter(waiter); }
 std::uint16_t node_no_of(const SystemCore& system) { return system.node_no(); }
 GroupRuntime* find_group(const SystemCore& system, std::string_view name) { return system.find_group(name); }
 GroupRuntime* group_by_no(const SystemCore& system, std::uint8_t group_no) { return system.group(group_no); }

@@ -7,6 +7,7 @@
 // Thread safety: every function from any thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -68,10 +69,29 @@ void set_remote_router(SystemCore& system, RemoteRouter* router);
 [[nodiscard]] GroupRuntime* find_group(const SystemCore& system, std::string_view name);
 /// A group by its number on this node, or nullptr.
 [[nodiscard]] GroupRuntime* group_by_no(const SystemCore& system, std::uint8_t group_no);
+/// An event loop that an idle worker waits in instead of sleeping (the network's reactor): the
+/// events it handles then run on that worker, and the actors they wake run right after them on
+/// the same thread, with no wake-up of another thread in between.
+class IdleWaiter {
+ public:
+  virtual ~IdleWaiter() = default;
+  /// On an idle worker, at most one at a time: handles at most one event, waiting for it until
+  /// `timeout` or an `interrupt`. False if the loop could not be had (the worker sleeps as usual).
+  [[nodiscard]] virtual bool wait(std::chrono::nanoseconds timeout) = 0;
+  /// Any thread: makes a `wait` under way return soon.
+  virtual void interrupt() = 0;
+};
+
+/// Idle workers of `system` wait in `waiter` from now on (nullptr: they sleep as usual again; on
+/// return no worker is in, or about to enter, the previous waiter). False, and no change, under
+/// virtual time: a simulated system's steps stay with its own threads.
+[[nodiscard]] bool set_idle_waiter(SystemCore& system, IdleWaiter* waiter);
+
 /// While alive, actors that the calling thread (not a worker: an I/O thread) wakes in `system`
 /// are queued together at each `flush()` and at the end, with one lock and at most one wake-up,
 /// rather than one of each per actor. For a burst of deliveries; flush often enough that the
-/// first actor woken does not wait long. Not nestable.
+/// first actor woken does not wait long. Not nestable. On a worker (an event handled in an
+/// IdleWaiter) it does nothing: the actors go to that worker's own stack.
 class [[nodiscard]] ScheduleBatch {
  public:
   explicit ScheduleBatch(SystemCore& system);

@@ -19,6 +19,10 @@
 // the peer; bytes before that are kept here and handed over then. A Ping leaves when the
 // connection opens and then every `ping_interval`; its Pong gives `rtt_ns()`.
 //
+// "The I/O thread" here is whichever thread runs the network's event loop at the moment: an idle
+// worker or the network's own I/O thread, one at a time (see reactor.hpp), so what belongs to it
+// is never touched by two threads at once.
+//
 // Thread safety: as said per member; `close` from any thread.
 #pragma once
 

@@ -12,8 +12,9 @@
 // while the queue is not empty or the pusher holds deliveries, later messages of the flow queue
 // behind them (per-sender FIFO holds across the network).
 //
-// Thread safety: TxFlow from the forwarder and the I/O thread; RxFlow from the I/O thread and its
-// pusher; both lock internally.
+// Thread safety ("the I/O thread": whichever thread runs the event loop, see reactor.hpp): TxFlow
+// from the forwarder and the I/O thread; RxFlow from the I/O thread and its pusher; both lock
+// internally.
 #pragma once
 
 #include <atomic>

@@ -135,9 +135,10 @@ Result<void, std::string> NetworkState::start(const Config& config) {
   work_.emplace(io_.get_executor());
   started_ = true;
   elfin::detail::set_remote_router(system_, this);
+  workers_drive_ = elfin::detail::set_idle_waiter(system_, &reactor_);
   thread_ = std::thread([this] {
     elfin::detail::name_this_thread("elfin-net-io");
-    io_.run();
+    reactor_.run_io_thread(workers_drive_);
   });
   std::vector<std::string> listening;
   listening.reserve(listening_.size());
@@ -159,6 +160,9 @@ void NetworkState::stop(const std::string& reason) {
     if (!started_) return;
   }
   elfin::detail::set_remote_router(system_, nullptr);
+  // From here on the I/O thread alone runs the loop: closing drains it there.
+  if (workers_drive_) (void)elfin::detail::set_idle_waiter(system_, nullptr);
+  reactor_.detach();
   std::vector<std::shared_ptr<Connection>> all;
   {
     std::lock_guard lock(mu_);

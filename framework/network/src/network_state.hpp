@@ -1,5 +1,6 @@
 // NetworkState: the network battery's state in one running system — listeners, dialers, the
-// connections by node, and the I/O thread that drives them.
+// connections by node, and the event loop that drives them (run by idle workers, or else by the
+// I/O thread: see reactor.hpp).
 //
 // It is a system extension (see elfin/internal/system_hooks.hpp): the `system.network` group and the
 // remote groups of the same system find the same object. The manager actor of `system.network`
@@ -45,6 +46,7 @@
 #include <elfin/network/handshake.hpp>
 #include "flows.hpp"
 #include "peer_traffic.hpp"
+#include "reactor.hpp"
 
 namespace elfin::detail {
 class SystemCore;
@@ -144,6 +146,8 @@ class NetworkState final : public elfin::detail::RemoteRouter, public std::enabl
   Config config_;  // written by start before the I/O thread exists, then read-only
   asio::io_context io_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+  Reactor reactor_{io_};
+  bool workers_drive_ = false;  // written by start before the I/O thread exists
   std::thread thread_;
   std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors_;  // I/O thread once started
   std::vector<std::unique_ptr<Dialer>> dialers_;                     // I/O thread once started

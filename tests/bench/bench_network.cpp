@@ -20,15 +20,15 @@
 // The thread hand-offs of one remote_rtt round trip (a wake-up of a thread that may be asleep;
 // the raw ping-pong has two, one per direction, each a socket waking its reader):
 //   1. requester's worker -> the remote group's forwarder actor (a mailbox push; the scheduler
-//      runs it on the same worker once the requester waits, or wakes the other worker)
-//   2. forwarder -> socket -> node 2's I/O thread (epoll wakes it)
-//   3. node 2's I/O thread -> the sink actor's worker (pushed straight into its mailbox)
-//   4. sink's worker (the response) -> socket -> node 1's I/O thread
-//   5. node 1's I/O thread -> the requester's worker (the request's state wakes it)
-// The writes in 2 and 4 are made by the worker itself when nothing else is being written on the
-// connection (Connection::write_directly). Before that, each write was posted to the network's
-// I/O thread (another wake-up through its event loop's eventfd, and a switch): seven hand-offs, two
-// of them only to get the bytes to the socket.
+//      runs it on the same worker once the requester waits)
+//   2. forwarder -> socket -> node 2's idle worker waiting in the network's event loop (epoll
+//      wakes it); it reads the request and runs the sink actor next, on the same thread
+//   3. sink (the response) -> socket -> node 1's idle worker waiting in the event loop, which
+//      reads the response and runs the requester next
+// Two wake-ups, as raw TCP. The writes in 2 and 3 are made by the worker itself when nothing
+// else is being written on the connection (Connection::write_directly). Were the event loop run
+// by a thread of its own, 2 and 3 would each take a second wake-up (that thread, then a worker):
+// five hand-offs; seven with every write posted to that thread too.
 //
 // Node 2 is this binary started again with `--serve PORT` (its own process, as in production);
 // it lives as long as its stdin is open.

@@ -19,6 +19,14 @@
 //                               it were held back until now
 //   every snapshot_every applied entries: a snapshot file (durable), Node::compact, a WAL Checkpoint
 //
+// Snapshot files are written and synced on the system's blocking pool (`ctx.blocking`), never on
+// a worker: the state machine's bytes are taken on the actor's thread, consistent with what it
+// applied, and the actor goes on stepping messages and committing while the file is synced. Only
+// once the file is durable does the snapshot become the one the Node sends, the Node compact and
+// the WAL checkpoint. One snapshot file is written at a time per partition: a received snapshot
+// waits in the persister's queue while this replica's own is written, and no own snapshot starts
+// while a received one is queued or being written (it is newer than anything applied here).
+//
 // Idle partitions sleep: once the Node quiesces (quiesce_after_ticks, see libs/raft's node.hpp)
 // and nothing waits for an answer or a write, the actor stops its tick Interval and registers
 // its leader with the node's liveness actor (liveness.hpp); a request or a Raft message wakes
@@ -95,6 +103,7 @@
 #include "placement.hpp"
 #include "reconcile.hpp"
 #include "router.hpp"
+#include "snapshot_writer.hpp"
 #include "wire.hpp"
 
 namespace elfin::actors::partition::internal {
@@ -109,6 +118,13 @@ struct Persisted {
   std::uint64_t id = 0;
   std::string error;
   ELFIN_MESSAGE(partition_actor, Persisted, id, error);
+  ELFIN_NO_DUMPING;
+};
+/// This replica's own snapshot file at `index` is durable (error: what failed instead).
+struct SnapshotWritten {
+  std::uint64_t index = 0;
+  std::string error;
+  ELFIN_MESSAGE(partition_actor, SnapshotWritten, index, error);
   ELFIN_NO_DUMPING;
 };
 /// A WAL checkpoint's outcome.
@@ -179,7 +195,7 @@ class PartitionActor {
       }
       drive();
       // Removed from the membership: once nothing is being written any more, clean up and end.
-      if (removed_ && jobs_.empty() && !persisting_) break;
+      if (removed_ && jobs_.empty() && !persisting_ && !writing_) break;
       if (bystander_) break;
       sleep_or_wake();
     }
@@ -190,7 +206,7 @@ class PartitionActor {
       fail_everything(pr::RaftErrorKind::NotLeader, "this node holds no replica of the partition");
       co_return;
     }
-    if (removed_ && jobs_.empty() && !persisting_) {
+    if (removed_ && jobs_.empty() && !persisting_ && !writing_) {
       co_await release();
       co_return;
     }
@@ -238,8 +254,9 @@ class PartitionActor {
     return handle(envelope, this, &PartitionActor::on_tick, &PartitionActor::on_raft_message,
                   &PartitionActor::on_propose, &PartitionActor::on_read, &PartitionActor::on_status,
                   &PartitionActor::on_add_replica, &PartitionActor::on_remove_replica, &PartitionActor::on_transfer,
-                  &PartitionActor::on_persisted, &PartitionActor::on_checkpointed, &PartitionActor::on_leader_down,
-                  &PartitionActor::on_follower_liveness, &PartitionActor::on_placement, &PartitionActor::on_wake);
+                  &PartitionActor::on_persisted, &PartitionActor::on_snapshot_written, &PartitionActor::on_checkpointed,
+                  &PartitionActor::on_leader_down, &PartitionActor::on_follower_liveness, &PartitionActor::on_placement,
+                  &PartitionActor::on_wake);
   }
 
   // --- recovery -----------------------------------------------------------------------------
@@ -458,6 +475,9 @@ class PartitionActor {
   /// state machine and the table's replicas as voters, durable before anything else. The other
   /// replicas start blank (no voters: they never campaign); the leader's log starts after this
   /// snapshot, so each of them receives it, and the membership with it, before any entry.
+  /// The file is written on the actor's thread: it holds an empty state machine, once in the
+  /// partition's life, and no Node exists yet that could serve anything meanwhile; its callers
+  /// (recovery, ticks, placement) would otherwise each need a state for "bootstrap in flight".
   void bootstrap(rf::Recovered& recovered) {
     rf::Snapshot first;
     first.meta.index = 1;
@@ -859,10 +879,17 @@ class PartitionActor {
     }
     serve_reads();
     maybe_snapshot();
-    if (!persisting_ && posted_ < jobs_.size()) {
-      persisting_ = true;
-      ctx_.attach(Stream::generate(&PartitionActor::persister, this));
-    }
+    persist();
+  }
+
+  /// jobs_[posted_] may go to the persister: a received snapshot waits while this replica's own
+  /// snapshot file is written (one snapshot file write per partition at a time).
+  [[nodiscard]] bool can_persist() const { return posted_ < jobs_.size() && !(jobs_[posted_].snapshot && writing_); }
+
+  void persist() {
+    if (persisting_ || !can_persist()) return;
+    persisting_ = true;
+    ctx_.attach(Stream::generate(&PartitionActor::persister, this));
   }
 
   /// What remains of a Ready once its writes are durable: the Node learns it, the messages that
@@ -894,9 +921,10 @@ class PartitionActor {
   /// Writes the queued Readies to disk, all that queued meanwhile in one go (one AppendBatch, so
   /// one fdatasync of the WAL for many Readies), reporting the last one written (a stream next to
   /// the actor: it runs while the actor waits in `recv`, so the actor keeps stepping messages and
-  /// taking new Readies while the WAL syncs). Ends when the queue is empty.
+  /// taking new Readies while the WAL syncs). Ends when the queue is empty, or when a received
+  /// snapshot is next while the actor's own snapshot file is written (persist() starts it again).
   static Task<> persister(Emitter emitter, PartitionActor* self) {
-    while (self->posted_ < self->jobs_.size()) {
+    while (self->can_persist()) {
       // A received snapshot starts a group of its own (its log reset comes before any entry).
       const std::size_t first = self->posted_;
       std::size_t end = first + 1;
@@ -917,7 +945,8 @@ class PartitionActor {
   /// others are added at the back, and the actor removes only jobs already written).
   Task<std::string> write(std::size_t first, std::size_t end) {
     if (const auto& snapshot = jobs_[first].snapshot) {
-      auto written = write_snapshot(dir_, to_wire(*snapshot));
+      auto writing = ctx_.blocking([dir = dir_, wire = to_wire(*snapshot)] { return write_snapshot_file(dir, wire); });
+      auto written = co_await writing;
       if (!written) co_return fmt::format("partition {}: snapshot: {}", partition_, written.error());
       auto truncated = co_await ctx_.request(pw::TruncateAfter{partition_, 0});
       if (!truncated) co_return fmt::format("partition {}: WAL unreachable: {}", partition_, truncated.error());
@@ -1065,10 +1094,12 @@ class PartitionActor {
     }
   }
 
-  /// Every `snapshot_every` applied entries: the state machine to a file, then the Node may
-  /// drop its log up to it, and so may the WAL (a Checkpoint, not waited for: the snapshot is
-  /// durable, a failed checkpoint only keeps segments longer).
+  /// Every `snapshot_every` applied entries: the state machine to a file (written off the
+  /// workers), then, once it is durable (on_snapshot_written), the Node may drop its log up to it,
+  /// and so may the WAL (a Checkpoint, not waited for: the snapshot is durable, a failed
+  /// checkpoint only keeps segments longer).
   void maybe_snapshot() {
+    if (writing_ || received_snapshot_queued()) return;
     const std::uint64_t last = snapshot_ ? snapshot_->meta.index : 0;
     if (applied_ < last + config_.snapshot_every && !(snapshot_soon_ && applied_ > last)) return;
     snapshot_soon_ = false;
@@ -1077,11 +1108,35 @@ class PartitionActor {
     snapshot.meta.term = applied_term_;
     snapshot.meta.conf = node_->conf();
     snapshot.data = machine_->snapshot();
-    auto written = write_snapshot(dir_, to_wire(snapshot));
-    if (!written) throw std::runtime_error(fmt::format("partition {}: snapshot: {}", partition_, written.error()));
+    auto wire = to_wire(snapshot);
+    writing_ = std::move(snapshot);
+    ctx_.attach(Stream::once(write_own_snapshot(ctx_, dir_, std::move(wire))));
+  }
+
+  [[nodiscard]] bool received_snapshot_queued() const {
+    return std::any_of(jobs_.begin(), jobs_.end(), [](const Job& job) { return job.snapshot.has_value(); });
+  }
+
+  /// The file write and its syncs, on the blocking pool. The lambda owns its copies: if the actor
+  /// ends meanwhile, the write still finishes and its report is dropped.
+  static Task<SnapshotWritten> write_own_snapshot(PartitionContext ctx, std::string dir, pr::Snapshot snapshot) {
+    const std::uint64_t index = snapshot.index;
+    auto writing = ctx.blocking(
+        [dir = std::move(dir), snapshot = std::move(snapshot)] { return write_snapshot_file(dir, snapshot); });
+    auto written = co_await writing;
+    co_return SnapshotWritten{index, written ? std::string{} : written.error()};
+  }
+
+  void on_snapshot_written(const SnapshotWritten& written) {
+    if (!written.error.empty())
+      throw std::runtime_error(fmt::format("partition {}: snapshot: {}", partition_, written.error));
+    rf::Snapshot snapshot = std::move(*writing_);  // NOLINT(bugprone-unchecked-optional-access): set until this report
+    writing_.reset();
     snapshot_ = std::move(snapshot);
-    node_->compact(applied_);
-    ctx_.attach(Stream::once(checkpoint(ctx_, partition_, applied_)));
+    node_->compact(written.index);
+    ctx_.attach(Stream::once(checkpoint(ctx_, partition_, written.index)));
+    persist();  // a received snapshot may have waited for this write
+    maybe_snapshot();
   }
 
   static Task<CheckpointDone> checkpoint(PartitionContext ctx, std::uint64_t partition, std::uint64_t index) {
@@ -1327,6 +1382,7 @@ class PartitionActor {
   std::size_t posted_ = 0;                ///< jobs_[0, posted_) are with the persister
   bool persisting_ = false;               ///< a persister stream runs
   std::optional<rf::Snapshot> snapshot_;  ///< the newest snapshot file's contents
+  std::optional<rf::Snapshot> writing_;   ///< this replica's own snapshot, its file being written
   rf::Index applied_ = 0;
   rf::Term applied_term_ = 0;
 

@@ -12,6 +12,7 @@
 //   respond(token, v)  answers a request once; a dropped token answers Ignored
 //   recv()             co_await: the next envelope, or nullopt once the mailbox is closed and empty
 //   attach(source)     an Interval, Delay, Signal or Stream whose messages `recv` returns too
+//   blocking(fn)       co_await: fn() run on a thread of the system's blocking pool → its result
 //   set_restart_policy(p)  overrides the group's restart policy for this lifecycle (nullopt: undo)
 //   start_info()       whether this actor is a restart, and which attempt
 //
@@ -22,6 +23,7 @@
 #pragma once
 
 #include <chrono>
+#include <concepts>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -35,6 +37,7 @@
 #include <elfin/config.hpp>
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/awaitables.hpp>
+#include <elfin/detail/blocking.hpp>
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/detail/observation.hpp>
 #include <elfin/detail/send_op.hpp>
@@ -145,6 +148,19 @@ class Context {
   template <detail::Source S>
   S attach(S source) {
     return detail::attach_source(std::move(source), *cell_);
+  }
+  /// Runs `fn()` on a thread of the system's blocking pool, never on a worker, for work that
+  /// blocks (a file write and its fsync, a blocking library call): other actors keep running
+  /// meanwhile. The awaiting coroutine resumes on the actor's thread with fn's result, or fn's
+  /// exception rethrown. Awaited in the actor's own loop, the actor waits for it; awaited in a
+  /// Stream (`Stream::once(task)`), the actor goes on handling messages and receives the stream's
+  /// item when fn returns. `fn` must own what it uses (capture by value): if the actor ends
+  /// meanwhile, fn still runs to its end and its result is dropped. `fn` and its captures are
+  /// destroyed on the pool's thread. Under virtual time `fn` runs inline, on the actor's thread.
+  template <class F>
+    requires std::invocable<F&>
+  [[nodiscard]] detail::BlockingAwaitable<F> blocking(F fn) {
+    return {cell_, std::move(fn)};
   }
   /// Closes the mailbox: what is queued is still received, then `recv` ends. False if already closed.
   bool close() { return cell_->close_mailbox(); }

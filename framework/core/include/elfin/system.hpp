@@ -53,6 +53,9 @@ struct StartOptions {
   std::uint16_t node_no = 0;
   /// Worker threads; 0 means the config's `[system.runtime] workers`, else one per core.
   unsigned workers = 0;
+  /// Most threads running `ctx.blocking` work at once (started when first needed); 0 means the
+  /// config's `[system.runtime] blocking_threads`, else 4.
+  unsigned blocking_threads = 0;
   /// The config document (TOML): one table per group, e.g. `[counters] step = 2`.
   std::string config_toml;
   /// An already parsed config document; used instead of `config_toml` when set.

@@ -27,14 +27,20 @@ bool is_observer(std::string_view group) {
   return group == "system.dumpers" || group == "system.telemeters" || group == "system.loggers";
 }
 
+/// Threads for `ctx.blocking` work unless configured: enough for a few file syncs at once, few
+/// enough that they cannot crowd out the workers.
+constexpr unsigned kDefaultBlockingThreads = 4;
+
 // `[system.runtime]`: settings of the node itself. StartOptions set from C++ win over these.
 struct RuntimeConfig {
   unsigned workers = 0;
+  unsigned blocking_threads = 0;
   std::optional<std::chrono::milliseconds> terminate_closing_after;
   std::optional<std::chrono::milliseconds> terminate_give_up_after;
   std::optional<double> memory_threshold;
   std::optional<std::chrono::milliseconds> memory_check_interval;
-  ELFIN_CONFIG(workers, terminate_closing_after, terminate_give_up_after, memory_threshold, memory_check_interval);
+  ELFIN_CONFIG(workers, blocking_threads, terminate_closing_after, terminate_give_up_after, memory_threshold,
+               memory_check_interval);
 };
 
 /// The option as given, else as configured, else the fallback; returns the value it ends with.
@@ -107,6 +113,8 @@ Result<Prepared, StartError> prepare(const Topology& topology, StartOptions opti
   if (!runtime_report.ok()) return Err{StartError(std::move(runtime_report.errors))};
   prepared.warnings = std::move(runtime_report.warnings);
   if (options.workers == 0) options.workers = runtime.workers;
+  if (options.blocking_threads == 0) options.blocking_threads = runtime.blocking_threads;
+  if (options.blocking_threads == 0) options.blocking_threads = kDefaultBlockingThreads;
   fill(options.terminate_closing_after, runtime.terminate_closing_after, std::chrono::milliseconds{30'000});
   fill(options.terminate_give_up_after, runtime.terminate_give_up_after, std::chrono::milliseconds{15'000});
   const double memory_threshold = fill(options.memory_threshold, runtime.memory_threshold, 0.9);

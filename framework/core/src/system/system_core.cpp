@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <elfin/detail/actor_cell.hpp>
+#include <elfin/detail/blocking.hpp>
 #include <elfin/detail/send_op.hpp>
 
 #include "actor/lifecycle.hpp"
@@ -14,12 +15,16 @@ namespace elfin::detail {
 SystemCore::SystemCore(StartOptions options)
     : options_(std::move(options)),
       scheduler_(options_.workers, options_.virtual_time),
+      blocking_(options_.blocking_threads),
       timers_(options_.virtual_time, options_.virtual_start) {}
 
 SystemCore::~SystemCore() {
   termination_.terminate_and_wait("system dropped");
   set_remote_router(nullptr);
   extensions_.run_shutdown_hooks();
+  // Work still running for actors that ended finishes here; it may wake their cells, so before
+  // the scheduler stops.
+  blocking_.stop();
   // No timer may wake an actor from here on; pending ones are dropped with whatever they own.
   timers_.shutdown();
   scheduler_.stop();
@@ -150,6 +155,10 @@ GroupRuntime* find_group(const SystemCore& system, std::string_view name) { retu
 GroupRuntime* group_by_no(const SystemCore& system, std::uint8_t group_no) { return system.group(group_no); }
 TimerService& timers_of(SystemCore& system) { return system.timers(); }
 std::chrono::steady_clock::time_point system_now(const GroupRuntime& group) { return group.system().timers().now(); }
+void submit_blocking(const GroupRuntime& group, std::function<void()> job) {
+  group.system().blocking_pool().submit(std::move(job));
+}
+bool blocking_runs_inline(const GroupRuntime& group) { return group.system().options().virtual_time; }
 
 QuiescenceHold::QuiescenceHold(SystemCore& system) : scheduler_(&system.scheduler()) { scheduler_->hold(); }
 QuiescenceHold::~QuiescenceHold() {

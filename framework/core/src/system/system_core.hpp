@@ -2,6 +2,7 @@
 // together; each job lives in its own class:
 //   groups and direct addressing   here (groups_, resolve_addr) and AddressBook (routing/)
 //   running actors                 Scheduler (scheduling/), TimerService, SignalDispatcher
+//   blocking work off the workers  BlockingPool (scheduling/)
 //   an actor's life                actor/lifecycle.hpp
 //   stopping                       Termination (termination/)
 //   observing                      DumpStorage, MetricsStorage, LogSink, MemoryTracker (observers/)
@@ -35,6 +36,7 @@
 #include "observers/memory_tracker.hpp"
 #include "observers/metrics_storage.hpp"
 #include "routing/address_book.hpp"
+#include "scheduling/blocking_pool.hpp"
 #include "scheduling/scheduler.hpp"
 #include "sources/signal_dispatcher.hpp"
 #include "system/extensions.hpp"
@@ -52,6 +54,7 @@ class SystemCore {
   [[nodiscard]] std::uint16_t node_no() const { return options_.node_no; }
   [[nodiscard]] const StartOptions& options() const { return options_; }
   [[nodiscard]] Scheduler& scheduler() { return scheduler_; }
+  [[nodiscard]] BlockingPool& blocking_pool() { return blocking_; }
   [[nodiscard]] AddressBook& address_book() { return book_; }
   [[nodiscard]] TimerService& timers() { return timers_; }
   /// Delivers Unix signals to Signal sources (its thread starts with the first subscription).
@@ -104,6 +107,7 @@ class SystemCore {
   std::vector<std::unique_ptr<GroupRuntime>> groups_;
   LogSink log_{*this};
   Scheduler scheduler_;
+  BlockingPool blocking_;  // after scheduler_: its jobs wake actors until it is joined
   TimerService timers_;
   SignalDispatcher signals_;  // destroyed early: stops delivering before anything else goes
   std::unique_ptr<MemoryTracker> memory_tracker_;

@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -58,7 +59,10 @@ class BlockingState {
   [[nodiscard]] bool done() const { return done_.load(std::memory_order_acquire); }
   T take() {
     if (error_) std::rethrow_exception(error_);
-    if constexpr (!std::is_void_v<T>) return std::move(*value_);
+    if constexpr (!std::is_void_v<T>) {
+      if (!value_) throw std::logic_error("blocking work taken before it finished");
+      return std::move(*value_);
+    }
   }
 
  private:

@@ -344,9 +344,8 @@ class PartitionActor {
               recovered.hard_state.term, recovered.hard_state.vote, recovered.hard_state.commit,
               recovered.entries.size(), applied_);
 
-    const bool fresh = recovered.hard_state.term == 0 && recovered.entries.empty() && !snapshot_;
     make_node(std::move(recovered));
-    if (campaigns_at_start(fresh)) node_->campaign();
+    if (campaigns_at_start()) node_->campaign();
     ready_ = true;
     if (may_bootstrap_now()) start_creation();
   }
@@ -357,11 +356,14 @@ class PartitionActor {
   /// picks to lead it first (node `nodes[partition mod count]`: one per group, so no two split
   /// the vote, and first leaders spread over the nodes). Raft's safety does not depend on when a
   /// node campaigns; if the picked node is down, the others elect after their timeouts.
-  [[nodiscard]] bool campaigns_at_start(bool fresh) const {
+  [[nodiscard]] bool campaigns_at_start() const {
     const auto& voters = node_->conf().voters;
     if (voters.size() == 1 && voters.front() == node_id_) return true;
-    return fresh && first_leader() == node_id_;
+    return new_group() && first_leader() == node_id_;
   }
+
+  /// Nothing of the group exists here yet: no term, no log, no snapshot.
+  [[nodiscard]] bool new_group() const { return node_->term() == 0 && node_->last_index() == 0 && !snapshot_; }
 
   /// The node the static `nodes` list picks to lead a new group first (0: placed by the table).
   [[nodiscard]] rf::NodeId first_leader() const {
@@ -712,7 +714,7 @@ class PartitionActor {
     }
     // A new group placed by the static list: the node that campaigns first (campaigns_at_start),
     // which a request there also starts.
-    if (hint == 0 && node_->term() == 0 && node_->last_index() == 0 && first_leader() != node_id_) {
+    if (hint == 0 && new_group() && first_leader() != node_id_) {
       hint = first_leader();
     }
     return pr::RaftError{pr::RaftErrorKind::NotLeader, partition_, hint,

@@ -184,7 +184,7 @@ class PartitionActor {
     co_await recover();
     if (released_on_recovery_ && config_.from_assignment() && !placed_here()) co_return;  // as release() ends
     ticks_.emplace(ctx_.attach(Interval(Tick{})));
-    ticks_->start(config_.tick);
+    ticks_->start_on_grid(config_.tick);
     drive();  // what recovery left to do (committed entries to apply again)
     while (auto envelope = co_await ctx_.recv()) {
       co_await dispatch(*envelope);
@@ -651,7 +651,7 @@ class PartitionActor {
       // are all registered.
       std::ignore = ctx_.unbounded_send_to(ctx_.group_addr(), WatchLeader{partition_, node_->leader()});
     } else {
-      ticks().start(config_.tick);
+      ticks().start_on_grid(config_.tick);
       std::ignore = ctx_.unbounded_send_to(ctx_.group_addr(), Unwatch{partition_});
     }
   }

@@ -134,6 +134,13 @@ Task<> source_user(Ctx ctx) {
           } else if (cmd.what == "interval_after") {
             interval = ctx.attach(Interval(IntervalTick{}));
             interval->start_after(a, b);
+          } else if (cmd.what == "interval_grid") {
+            interval = ctx.attach(Interval(IntervalTick{}));
+            interval->start_on_grid(a);
+          } else if (cmd.what == "interval_grid_preset") {
+            Interval preset(IntervalTick{});
+            preset.start_on_grid(a);  // before attach: the grid is found when attached
+            interval = ctx.attach(preset);
           } else if (cmd.what == "interval_preset") {
             Interval preset(IntervalTick{});
             preset.start(a);  // before attach: the schedule starts when attached
@@ -148,6 +155,8 @@ Task<> source_user(Ctx ctx) {
             interval->set_period(a);
           } else if (cmd.what == "restart") {
             interval->start(a);
+          } else if (cmd.what == "restart_on_grid") {
+            interval->start_on_grid(a);
           } else if (cmd.what == "stop") {
             interval->stop();
           } else if (cmd.what == "terminate") {
@@ -267,6 +276,35 @@ TEST_CASE("an interval started after a delay ticks first after the delay, then e
   proxy.advance(1ms);
   CHECK(queued(proxy) == std::vector<std::string>{"tick"});
   proxy.advance(1999ms);
+  CHECK(queued(proxy).empty());
+  proxy.advance(1ms);
+  CHECK(queued(proxy) == std::vector<std::string>{"tick"});
+}
+
+TEST_CASE("an interval started on the grid ticks at the clock's multiples of its period", "[core][sources]") {
+  // The virtual clock starts 300 ms past a multiple of one second: the first tick comes 700 ms
+  // later, on the grid, and every second after it, whenever the interval was started.
+  const auto start = std::chrono::steady_clock::time_point{} + std::chrono::milliseconds(86'400'300);
+  Topology topology;
+  topology.local("subject").mount(ActorGroup().exec(source_user));
+  StartOptions options;
+  options.virtual_time = true;
+  options.virtual_start = start;
+  auto proxy = testing::proxy(std::move(topology), "subject", std::move(options), {.virtual_time = true});
+  const std::string how = GENERATE("interval_grid", "interval_grid_preset");
+  command(proxy, how, 1000);
+  proxy.advance(699ms);
+  CHECK(queued(proxy).empty());
+  proxy.advance(1ms);
+  CHECK(queued(proxy) == std::vector<std::string>{"tick"});
+  proxy.advance(999ms);
+  CHECK(queued(proxy).empty());
+  proxy.advance(1ms);
+  CHECK(queued(proxy) == std::vector<std::string>{"tick"});
+  // Started again 250 ms past the grid: back on it 750 ms later, not a period after the call.
+  proxy.advance(250ms);
+  command(proxy, "restart_on_grid", 1000);
+  proxy.advance(749ms);
   CHECK(queued(proxy).empty());
   proxy.advance(1ms);
   CHECK(queued(proxy) == std::vector<std::string>{"tick"});

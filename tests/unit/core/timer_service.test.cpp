@@ -110,6 +110,28 @@ TEST_CASE("callbacks may schedule and cancel timers themselves", "[core][time]")
   REQUIRE(eventually([&] { return chain.load() == 5; }));
 }
 
+TEST_CASE("real-time timers due together fire in one pass between the fire batch's begin and end", "[core][time]") {
+  TimerService timers;
+  Fired fired;
+  timers.set_fire_batch([&] { fired.add("begin"); }, [&] { fired.add("end"); });
+  // The first timer holds the timer thread in its pass while three more become due; those three
+  // then fire in the next pass, together.
+  std::atomic<bool> holding{false};
+  std::atomic<bool> release{false};
+  std::ignore = timers.schedule_after(0ns, [&] {
+    holding = true;
+    while (!release.load()) std::this_thread::yield();
+    fired.add("first");
+  });
+  REQUIRE(eventually([&] { return holding.load(); }));
+  for (const char* name : {"a", "b", "c"}) {
+    std::ignore = timers.schedule_after(0ns, [&fired, name] { fired.add(name); });
+  }
+  release = true;
+  REQUIRE(eventually([&] { return fired.get().size() == 8; }));
+  CHECK(fired.get() == std::vector<std::string>{"begin", "first", "end", "begin", "a", "b", "c", "end"});
+}
+
 TEST_CASE("shutdown drops pending timers without running them", "[core][time]") {
   auto owned = std::make_shared<int>(7);
   std::weak_ptr<int> watch = owned;

@@ -3,12 +3,17 @@
 //   auto interval = ctx.attach(Interval(FlushTick{}));   // inactive until started
 //   interval.start(5s);                                   // first tick 5 s from now
 //   interval.start_after(1s, 5s);                         // first tick after 1 s, then every 5 s
+//   interval.start_on_grid(100ms);                        // at the clock's multiples of 100 ms
 //   interval.set_period(10s);   // on ConfigUpdated: new period, same phase (the last tick stays the origin)
 //   interval.stop();            // no more ticks until started again
 //   interval.terminate();       // detached for good
 //
-// `start*` resets the origin to now; `set_period` keeps it: the next tick comes one new period
-// after the last one (or at once if that moment has passed). Each tick starts a new trace.
+// `start` and `start_after` reset the origin to now; `start_on_grid` puts it on the period's grid
+// (the clock's multiples of the period), the first tick within one period. Intervals on the same
+// grid tick at the same moments, and the timer thread wakes once for all of them and queues their
+// actors together: a thousand actors ticking every 50 ms (Raft partitions) cost one timer wake-up
+// and one worker wake-up per tick rather than a thousand. `set_period` keeps the origin: the next
+// tick comes one new period after the last one (or at once if that moment has passed). Each tick starts a new trace.
 // Ticks do not pile up behind a busy actor: at most one is waiting at a time. Under virtual time
 // (`StartOptions::virtual_time`) ticks happen as the test advances the clock.
 //
@@ -55,6 +60,9 @@ class Interval {
   void start(Duration period) { state_->start_after(period, period); }
   /// Ticks first after `delay`, then every `period`.
   void start_after(Duration delay, Duration period) { state_->start_after(delay, period); }
+  /// Ticks at the multiples of `period` on the system's clock (the first within one period, never
+  /// at once), then every `period`. Restarts a running interval.
+  void start_on_grid(Duration period) { state_->start_on_grid(period); }
   /// Changes the period without moving the phase; a stopped interval keeps it for its next start.
   void set_period(Duration period) { state_->set_period(period); }
   /// No more ticks (a tick not yet received is dropped) until `start*` again.

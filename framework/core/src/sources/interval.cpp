@@ -9,15 +9,23 @@ namespace {
 IntervalCore::Duration sane(IntervalCore::Duration period) {
   return period <= IntervalCore::Duration::zero() ? std::chrono::milliseconds(1) : period;
 }
+
+/// The next multiple of `period` on the clock after `now` (never `now` itself: a tick right at the
+/// start would be one an actor did not wait for).
+TimerService::TimePoint next_on_grid(TimerService::TimePoint now, IntervalCore::Duration period) {
+  const auto since = std::chrono::duration_cast<IntervalCore::Duration>(now.time_since_epoch());
+  return now + (period - since % period);
+}
 }  // namespace
 
 void IntervalCore::attach(ActorCell& cell) {
   std::lock_guard lock(mu_);
   cell_ = cell.weak_from_this();
   timers_ = &timers_of(cell.group().system());
-  if (start_delay_ && !terminated_) {
-    next_at_ = timers_->now() + *start_delay_;
+  if ((start_delay_ || start_on_grid_) && !terminated_) {
+    next_at_ = start_on_grid_ ? next_on_grid(timers_->now(), period_) : timers_->now() + *start_delay_;
     start_delay_.reset();
+    start_on_grid_ = false;
     running_ = true;
     arm_locked();
   }
@@ -28,11 +36,27 @@ void IntervalCore::start_after(Duration delay, Duration period) {
   if (terminated_) return;
   period_ = sane(period);
   due_ = false;
+  start_on_grid_ = false;
   if (timers_ == nullptr) {  // not attached yet: the schedule starts at attach
     start_delay_ = delay;
     return;
   }
   next_at_ = timers_->now() + delay;
+  running_ = true;
+  arm_locked();
+}
+
+void IntervalCore::start_on_grid(Duration period) {
+  std::lock_guard lock(mu_);
+  if (terminated_) return;
+  period_ = sane(period);
+  due_ = false;
+  if (timers_ == nullptr) {  // not attached yet: the schedule starts at attach
+    start_delay_.reset();
+    start_on_grid_ = true;
+    return;
+  }
+  next_at_ = next_on_grid(timers_->now(), period_);
   running_ = true;
   arm_locked();
 }
@@ -54,6 +78,7 @@ void IntervalCore::stop() {
   running_ = false;
   due_ = false;
   start_delay_.reset();
+  start_on_grid_ = false;
   if (timers_ != nullptr && timer_ != 0) timers_->cancel(timer_);
   timer_ = 0;
   ++generation_;

@@ -10,6 +10,11 @@ TimerService::TimerService(bool virtual_time, std::optional<TimePoint> virtual_s
 
 TimerService::~TimerService() { shutdown(); }
 
+void TimerService::set_fire_batch(std::function<void()> begin, std::function<void()> end) {
+  batch_begin_ = std::move(begin);
+  batch_end_ = std::move(end);
+}
+
 TimerService::TimePoint TimerService::now() const {
   if (!virtual_) return Clock::now();
   return TimePoint{Clock::duration{virtual_now_.load(std::memory_order_relaxed)}};
@@ -73,15 +78,22 @@ bool TimerService::pop_due(TimePoint limit, Key& key, std::function<void()>& fir
 }
 
 void TimerService::thread_main() {
+  // At most this many callbacks per pass: a pass holds the actors it woke until its end.
+  static constexpr std::size_t kMaxPerPass = 1024;
+  std::vector<std::function<void()>> due;
   std::unique_lock lock(mu_);
   while (!stopping_) {
     Key key;
     std::function<void()> fire;
-    if (pop_due(Clock::now(), key, fire)) {
-      // Once popped, the timer can no longer be cancelled: `cancel` returns false from here on.
+    const TimePoint now = Clock::now();
+    while (due.size() < kMaxPerPass && pop_due(now, key, fire)) due.push_back(std::move(fire));
+    if (!due.empty()) {
+      // Once popped, a timer can no longer be cancelled: `cancel` returns false from here on.
       lock.unlock();
-      fire();
-      fire = nullptr;
+      if (batch_begin_) batch_begin_();
+      for (auto& f : due) f();
+      if (batch_end_) batch_end_();
+      due.clear();  // outside the lock: callbacks may own things that cancel timers
       lock.lock();
       continue;
     }

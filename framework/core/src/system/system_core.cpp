@@ -16,7 +16,10 @@ SystemCore::SystemCore(StartOptions options)
     : options_(std::move(options)),
       scheduler_(options_.workers, options_.virtual_time),
       blocking_(options_.blocking_threads),
-      timers_(options_.virtual_time, options_.virtual_start) {}
+      timers_(options_.virtual_time, options_.virtual_start) {
+  // The actors one pass of real-time timers wakes are queued together, with one wake-up.
+  timers_.set_fire_batch([this] { scheduler_.begin_batch(); }, [this] { scheduler_.end_batch(); });
+}
 
 SystemCore::~SystemCore() {
   termination_.terminate_and_wait("system dropped");

@@ -31,6 +31,8 @@ class IntervalCore : public SourceBase, public std::enable_shared_from_this<Inte
   [[nodiscard]] bool finished() const override;
 
   void start_after(Duration delay, Duration period);
+  /// Ticks at the multiples of `period` on the system's clock (see Interval::start_on_grid).
+  void start_on_grid(Duration period);
   void set_period(Duration period);
   void stop();
   void terminate();
@@ -48,6 +50,7 @@ class IntervalCore : public SourceBase, public std::enable_shared_from_this<Inte
   std::weak_ptr<ActorCell> cell_;        // set at attach
   TimerService* timers_ = nullptr;       // set at attach, cleared by detach
   std::optional<Duration> start_delay_;  // start requested before attach
+  bool start_on_grid_ = false;           // ... on the period's grid (start_delay_ unused then)
   Duration period_{0};
   TimerService::TimePoint next_at_{};  // the next tick's deadline (the phase)
   TimerService::TimerId timer_ = 0;    // 0: none armed

@@ -3,7 +3,9 @@
 // `schedule_at` / `schedule_after` here, never the steady clock directly.
 //
 // Real time: one timer thread (started with the first timer) sleeps until the earliest deadline
-// and runs the due callbacks there. Virtual time (`StartOptions::virtual_time`): time stands still
+// and runs the due callbacks there, every timer due by then in one pass inside the fire batch (the
+// system queues the actors they wake together, with one wake-up of a worker: many actors' ticks on
+// one period grid cost one wake, not one each). Virtual time (`StartOptions::virtual_time`): time stands still
 // and there is no thread; `advance_to` moves `now()` forward timer by timer, running callbacks on
 // the advancing thread and letting the caller settle the system between them, so chains of timers
 // play out in one call. Callbacks fire in deadline order, ties in scheduling order.
@@ -54,6 +56,10 @@ class TimerService {
   /// True if the timer had not fired and now never will. False for a timer that fired, is firing
   /// right now on another thread, was cancelled before, or never existed.
   bool cancel(TimerId id);
+  /// Real time: `begin` runs on the timer thread before a pass of due callbacks, `end` after it
+  /// (the system collects the actors they wake and queues them together). Set before the first
+  /// `schedule_*`: the timer thread reads them unguarded.
+  void set_fire_batch(std::function<void()> begin, std::function<void()> end);
   /// Real or virtual now.
   [[nodiscard]] TimePoint now() const;
 
@@ -83,6 +89,8 @@ class TimerService {
   bool pop_due(TimePoint limit, Key& key, std::function<void()>& fire);
 
   const bool virtual_;
+  std::function<void()> batch_begin_;  // set before the timer thread starts
+  std::function<void()> batch_end_;
   mutable std::mutex mu_;
   std::condition_variable cv_;                        // the timer thread's wakeup
   std::map<Key, std::function<void()>> queue_;        // guarded by mu_

@@ -28,6 +28,7 @@ The KV service (see the guide's KV service chapter).
 
 local cluster (3 pods on loopback, each `elfin run` in the background):
   cluster start [--dir DIR] [--count N] [--base-port P] [--shards S] [--replication-factor R] [--dump]
+                [--workers W]
         Write the pods' files into DIR (default ./elfin-kv) and start N pods (default 3), each
         replicating every shard; pod N listens
         on 127.0.0.1:(P + N - 1), P = 9501 by default. Data, logs and pid files stay in DIR.
@@ -39,7 +40,9 @@ local cluster (3 pods on loopback, each `elfin run` in the background):
         that is taken (DIR/metrics lists them, DIR/prometheus-targets.json for file_sd_configs).
         --dump: every pod dumps every message to DIR/pod-N/pod-N.dump (elfin dump --trace ID
         reads them); off by default, as dumping everything costs throughput and disk.
-  cluster files [--dir DIR] [--count N] [--base-port P] [--shards S] [--replication-factor R] [--dump] [--data-dir D]
+        --workers: each pod's worker threads (default: this machine's cores shared among the
+        pods, cores / N, at least 1; more workers than cores cost CPU in wake-ups).
+  cluster files [--dir DIR] [--count N] [--base-port P] [--shards S] [--replication-factor R] [--dump] [--workers W] [--data-dir D]
         Only write the pods' files (their data under D, default kv-data, relative to where the
         pods run), to start the pods by hand: elfin run DIR/pod-1.toml ...
   cluster stop [--dir DIR]
@@ -81,6 +84,7 @@ struct Args {
   std::uint16_t pod_count = 3;
   std::uint16_t base_port = 9501;
   std::uint32_t shards = 1024;
+  std::uint32_t workers = 0;
   std::uint32_t replication_factor = 0;
   bool stale = false;
   bool dump = false;
@@ -122,6 +126,8 @@ Result<Args, std::string> parse(const std::vector<std::string_view>& args) {
       ok = options.read(parsed.data_dir);
     } else if (options.is("--shards")) {
       ok = options.read(parsed.shards, 1u, 0x7FFF'FFFFu);
+    } else if (options.is("--workers")) {
+      ok = options.read(parsed.workers, 1u, 1024u);
     } else if (options.is("--replication-factor")) {
       ok = options.read(parsed.replication_factor, 1u, 64u);
     } else if (options.is("--pod")) {
@@ -164,6 +170,7 @@ int cluster_command(const Args& args, std::FILE* out, std::FILE* err) {
   options.shards = args.shards;
   options.replication_factor = args.replication_factor;
   options.dumping = args.dump;
+  options.workers = args.workers;
   if (is("files")) {
     if (auto written = kv::write_cluster_files(options, args.data_dir); !written) {
       fmt::print(err, "elfin kv cluster files: {}\n", written.error());

@@ -244,6 +244,12 @@ bool stop_process(const fs::path& pid_file, const fs::path& topology, Clock::tim
 
 }  // namespace
 
+std::uint32_t pod_workers(const ClusterOptions& options) {
+  if (options.workers != 0) return options.workers;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::max(1u, cores / std::max<unsigned>(1, options.pods));
+}
+
 Result<void, std::string> write_cluster_files(const ClusterOptions& options, const std::string& data_dir) {
   std::error_code error;
   fs::create_directories(options.dir, error);
@@ -255,6 +261,7 @@ Result<void, std::string> write_cluster_files(const ClusterOptions& options, con
   layout.data_dir = data_dir;
   layout.replication_factor = options.replication_factor;
   layout.dumping = options.dumping;
+  layout.workers = pod_workers(options);
   if (options.replication_factor != 0) {
     const fs::path dir(options.dir);
     if (auto written = write_file(dir / "manager.toml", manager_topology(layout)); !written) return written;
@@ -284,6 +291,7 @@ Result<std::vector<PodProcess>, std::string> start_cluster(const ClusterOptions&
   layout.shards = options.shards;
   layout.data_dir = dir.string();
   layout.dumping = options.dumping;
+  layout.workers = pod_workers(options);
   const std::string program = options.program.empty() ? self_program() : options.program;
 
   std::string addresses;

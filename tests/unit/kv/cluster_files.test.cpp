@@ -1,9 +1,11 @@
 // The pod files: services/kv holds what `elfin kv cluster files` writes for the default layout,
 // and every pod's topology loads with the blueprints and node selectors the `elfin` command
 // registers.
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
@@ -12,6 +14,7 @@
 #include <elfin/actors/partition.hpp>
 #include <elfin/actors/wal.hpp>
 #include <elfin/dumper/dumper.hpp>
+#include <elfin/kv/cluster.hpp>
 #include <elfin/kv/cluster_files.hpp>
 #include <elfin/network/network.hpp>
 #include <elfin/telemeter/telemeter.hpp>
@@ -131,4 +134,23 @@ TEST_CASE("kv observability: every node mounts a telemeter on its network port +
   CHECK_THAT(elfin::kv::pod_topology(layout, 2),
              !Catch::Contains("elfin.telemeter") && !Catch::Contains("elfin.dumper"));
   CHECK_THAT(elfin::kv::pod_config(layout, 2), !Catch::Contains("system.telemeters"));
+}
+
+TEST_CASE("kv: a local cluster's pods share the machine's cores unless told how many workers each runs", "[kv]") {
+  elfin::kv::ClusterLayout layout;
+  // Not set (the files in services/kv, pods started by hand on machines of their own): one per core.
+  CHECK_THAT(elfin::kv::pod_config(layout, 1), !Catch::Contains("[system.runtime]"));
+  layout.workers = 1;
+  CHECK_THAT(elfin::kv::pod_config(layout, 1), Catch::Contains("[system.runtime]\nworkers = 1\n"));
+
+  elfin::kv::ClusterOptions options;
+  options.pods = 3;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  CHECK(elfin::kv::pod_workers(options) == std::max(1u, cores / 3));
+  options.pods = 1;
+  CHECK(elfin::kv::pod_workers(options) == cores);
+  options.pods = 64;
+  CHECK(elfin::kv::pod_workers(options) == std::max(1u, cores / 64));
+  options.workers = 5;  // --workers
+  CHECK(elfin::kv::pod_workers(options) == 5);
 }

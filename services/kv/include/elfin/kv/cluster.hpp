@@ -46,6 +46,9 @@ struct ClusterOptions {
   std::uint32_t replication_factor = 0;
   std::string program;   ///< the `elfin` binary to run the pods with ("": this process's own)
   bool dumping = false;  ///< every node dumps every message (cluster_files.hpp)
+  /// Each pod's worker threads; 0: this machine's cores shared among the pods (cores / pods, at
+  /// least one), as the pods of a local cluster share its cores.
+  std::uint32_t workers = 0;
   std::chrono::milliseconds start_timeout{15'000};
   std::chrono::milliseconds stop_timeout{15'000};
 };
@@ -60,6 +63,9 @@ struct PodProcess {
 
 /// Writes the pod files only (pod-N.toml, pod-N.config.toml) into `options.dir`, their data under
 /// `data_dir` (as written: a relative one is relative to where the pods run).
+/// Each pod's worker threads for `options` (its `workers`, else the machine's cores / pods, at
+/// least one).
+[[nodiscard]] std::uint32_t pod_workers(const ClusterOptions& options);
 [[nodiscard]] Result<void, std::string> write_cluster_files(const ClusterOptions& options, const std::string& data_dir);
 /// Writes the files, starts the pods not running yet, waits until every pod listens.
 [[nodiscard]] Result<std::vector<PodProcess>, std::string> start_cluster(const ClusterOptions& options);

@@ -47,6 +47,8 @@ struct ClusterLayout {
   bool observability = true;
   /// Dump every message (with `observability`).
   bool dumping = false;
+  /// Each pod's `[system.runtime] workers`; 0: not set (the runtime's default, one per core).
+  std::uint32_t workers = 0;
 
   /// Where node `node` (a pod or kManagerNode) serves /metrics: its telemeter's port.
   [[nodiscard]] std::uint16_t metrics_port(std::uint16_t node) const;

@@ -125,8 +125,10 @@ class Core {
   void handle_read_index_response(const Message& m);
 
   // quiescence.cpp
-  void note_activity();
-  void wake_up();
+  /// `heartbeat`: a leader that wakes heartbeats its followers awake; false when what woke it
+  /// (a proposal) sends every follower an Append anyway, which wakes them as well.
+  void note_activity(bool heartbeat = true);
+  void wake_up(bool heartbeat = true);
   [[nodiscard]] bool can_quiesce() const;
   void maybe_quiesce();
   /// A follower asked to quiesce by its leader: whether it did (it answers either way).

@@ -10,16 +10,21 @@ ProposeResult Core::propose(Bytes data) {
   if (role_ != Role::Leader) {
     return ProposeRejected{ProposeError::NotLeader, leader_};
   }
-  note_activity();
   if (transferee_ != 0) {
+    note_activity();
     return ProposeRejected{ProposeError::Dropped, leader_};
   }
   Entry entry{term_, log_.last_index() + 1, EntryKind::Normal, std::move(data)};
   const std::uint64_t size = entry_size(entry);
   if (config_.max_uncommitted_bytes != 0 && uncommitted_bytes_ > 0 &&
       uncommitted_bytes_ + size > config_.max_uncommitted_bytes) {
+    note_activity();
     return ProposeRejected{ProposeError::Dropped, leader_};
   }
+  // The entry's Appends (sent from the next Ready, to every follower: a quiesced group's followers
+  // all hold the whole log) wake a sleeping group's followers; a heartbeat round before them would
+  // cost each follower two more messages.
+  note_activity(false);
   uncommitted_bytes_ += size;
   const Index index = entry.index;
   log_.append(std::move(entry));

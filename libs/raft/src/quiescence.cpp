@@ -16,16 +16,16 @@
 
 namespace elfin::raft::internal {
 
-void Core::note_activity() {
+void Core::note_activity(bool heartbeat) {
   idle_ticks_ = 0;
   activity_stamp_ = ticks_;
   for (auto& [id, pr] : progress_) {
     pr.quiesced = false;
   }
-  wake_up();
+  wake_up(heartbeat);
 }
 
-void Core::wake_up() {
+void Core::wake_up(bool heartbeat) {
   if (!quiesced_) {
     return;
   }
@@ -41,7 +41,9 @@ void Core::wake_up() {
       pr.recent_active = false;  // check-quorum judges the followers on what they answer now
     }
     // Wakes the followers (a plain heartbeat is no quiescing handshake).
-    bcast_heartbeat(read_only_.last_context());
+    if (heartbeat) {
+      bcast_heartbeat(read_only_.last_context());
+    }
   }
 }
 

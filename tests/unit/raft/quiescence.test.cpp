@@ -107,17 +107,22 @@ TEST_CASE("a lone voter quiesces too", "[raft]") {
   CHECK(cluster.applied_index(1) == cluster.node(1).last_index());
 }
 
-TEST_CASE("a proposal to a quiesced leader wakes the group and commits in one round, then it quiesces again",
-          "[raft]") {
+TEST_CASE(
+    "a proposal to a quiesced leader wakes the group with its Appends and commits in one round, then it quiesces "
+    "again",
+    "[raft]") {
   sim::Cluster cluster(quiet(3));
   const NodeId leader = elect_by_ticks(cluster);
   REQUIRE(leader != 0);
   REQUIRE(tick_until_quiesced(cluster) >= 0);
+  const auto heartbeats = cluster.sent(MessageType::Heartbeat);
   auto index = cluster.propose(leader);
   REQUIRE(index);
   CHECK_FALSE(cluster.node(leader).quiesced());
-  // No tick needed: the Appends go out at once and the followers wake on them.
+  // No tick needed: the Appends go out at once and the followers wake on them, with no
+  // heartbeat round of the leader's own before them.
   cluster.settle();
+  CHECK(cluster.sent(MessageType::Heartbeat) == heartbeats);
   for (NodeId id : cluster.ids()) {
     CHECK_FALSE(cluster.node(id).quiesced());
     CHECK(cluster.applied_index(id) == *index);

@@ -17,7 +17,8 @@
 // heartbeating, so a follower that missed the request is never left without heartbeats). A
 // quiesced Node ignores tick() (the application may stop calling it) and sends nothing. It wakes
 // on any proposal, read, membership change or transfer, on any message but the quiescing
-// handshake itself, and on wake(); a waking leader heartbeats at once, which wakes its followers.
+// handshake itself, and on wake(); a waking leader heartbeats at once, which wakes its followers
+// (woken by a proposal, it sends the entry's Append instead, which wakes them as well).
 // A lagging or partitioned replica therefore keeps its group awake (its leader cannot quiesce
 // without it) unless the application reported its node down (report_node_down): then the leader
 // sleeps once the rest of a quorum is caught up, and wakes when the node is reported up or is

@@ -1,6 +1,8 @@
 // bench_partitions: the partition actors (actors/partition) with three replicas on loopback TCP,
 // three elfin nodes in one process, each with its WAL actors (fdatasync per batch) in its own
-// directory under $ELFIN_BENCH_WAL_DIR (default: the temporary directory).
+// directory under $ELFIN_BENCH_WAL_DIR (default: the temporary directory). Each partition writes
+// a snapshot file every $ELFIN_BENCH_SNAPSHOT_EVERY applied entries (default 100000: none within
+// a run; e.g. 1000 to measure the runs with snapshots, written off the workers, in them).
 //
 //   commit_latency   one partition, one proposal at a time (128-byte KV put) from a client on the
 //                    leader's node: p50/p99 of propose -> Proposed. Its floor, measured in the same
@@ -46,6 +48,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -129,6 +132,15 @@ elfin::Task<> client(elfin::Context<elfin::NoConfig, std::uint64_t> ctx, std::sh
   while (auto envelope = co_await ctx.recv()) {
     if (const auto* go = envelope->get<Go>()) co_await client_run(ctx, *go, load);
   }
+}
+
+/// $ELFIN_BENCH_SNAPSHOT_EVERY, else 100000.
+std::uint64_t snapshot_every() {
+  const char* text = std::getenv("ELFIN_BENCH_SNAPSHOT_EVERY");
+  if (text == nullptr || *text == '\0') return 100000;
+  const std::uint64_t every = std::strtoull(text, nullptr, 10);
+  if (every == 0) throw std::runtime_error("ELFIN_BENCH_SNAPSHOT_EVERY: a positive number of entries");
+  return every;
 }
 
 class Cluster {
@@ -262,13 +274,13 @@ wal_count = 2
 nodes = [1, 2, 3]
 tick = "100ms"
 snapshot_dir = "{}"
-snapshot_every = 100000
+snapshot_every = {}
 
 [partitions.system.mailbox]
 capacity = 4096
 )",
                                     peers, (dir / fmt::format("node{}/wal", n)).string(),
-                                    (dir / fmt::format("node{}/snapshots", n)).string());
+                                    (dir / fmt::format("node{}/snapshots", n)).string(), snapshot_every());
     elfin::testing::ProxyOptions options;
     options.node_no = n;
     options.timeout = 30s;

@@ -67,14 +67,14 @@ Task<Result<DataFetched, FetchFailed>> fetch_data(Ctx ctx, std::string what) {
 Task<> produce(Emitter emitter, std::int64_t count) {
   for (std::int64_t n = 0; count < 0 || n < count; ++n) {
     Item item{n};
-    co_await emitter.emit(std::move(item));
+    co_await emitter.emit(item);
   }
 }
 
 /// Emits Item{0}, fails, and never gets to Item{1}.
 Task<> produce_then_throw(Emitter emitter) {
   Item first{0};
-  co_await emitter.emit(std::move(first));
+  co_await emitter.emit(first);
   throw std::runtime_error("the generator broke");
 }
 
@@ -83,7 +83,7 @@ Task<> produce_yielding(Emitter emitter, Ctx ctx, std::int64_t count) {
   for (std::int64_t n = 0; n < count; ++n) {
     co_await ctx.yield_now();
     Item item{n};
-    co_await emitter.emit(std::move(item));
+    co_await emitter.emit(item);
   }
 }
 

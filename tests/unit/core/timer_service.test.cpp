@@ -257,7 +257,7 @@ Task<> hopper(Context<> ctx) {
     }
     if (next && *next > 0) {
       Tick tick{*next};
-      std::ignore = co_await ctx.send_to(ctx.addr(), std::move(tick));
+      std::ignore = co_await ctx.send_to(ctx.addr(), tick);
     } else if (next) {
       Seen seen{0, "done", 0};
       std::ignore = co_await ctx.send(std::move(seen));

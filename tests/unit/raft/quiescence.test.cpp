@@ -83,7 +83,7 @@ TEST_CASE("an idle group quiesces after quiesce_after_ticks, then ticks do nothi
     CHECK(cluster.node(id).leader() == leader);
     CHECK(cluster.node(id).commit() == cluster.node(leader).last_index());
   }
-  CHECK(cluster.failure() == "");
+  CHECK(cluster.failure().empty());
 }
 
 TEST_CASE("without quiescence the same idle group heartbeats every tick (what the feature saves)", "[raft]") {
@@ -129,7 +129,7 @@ TEST_CASE(
   }
   CHECK(cluster.acknowledged().size() == 1);
   CHECK(tick_until_quiesced(cluster) >= kQuiesceAfter);
-  CHECK(cluster.failure() == "");
+  CHECK(cluster.failure().empty());
 }
 
 TEST_CASE("a read on a quiesced leader wakes it and is answered", "[raft]") {
@@ -141,7 +141,7 @@ TEST_CASE("a read on a quiesced leader wakes it and is answered", "[raft]") {
   cluster.settle();
   REQUIRE(cluster.reads(leader).size() == 1);
   CHECK_FALSE(cluster.reads(leader).front().rejected);
-  CHECK(cluster.failure() == "");
+  CHECK(cluster.failure().empty());
 }
 
 TEST_CASE("a quiesced follower never campaigns by itself, and told its leader's node is down, it elects a new leader",
@@ -168,7 +168,7 @@ TEST_CASE("a quiesced follower never campaigns by itself, and told its leader's 
   CHECK(ticks >= 0);
   CHECK(ticks <= 10);
   CHECK(cluster.node(cluster.leader()).term() > term);
-  CHECK(cluster.failure() == "");
+  CHECK(cluster.failure().empty());
 }
 
 TEST_CASE("report_node_down of a node that does not lead, or on an awake follower, changes nothing", "[raft]") {
@@ -205,7 +205,7 @@ TEST_CASE("a cut-off follower keeps its leader awake, and healed, it catches up 
   const NodeId now_leading = cluster.leader();
   REQUIRE(now_leading != 0);
   for (NodeId id : cluster.ids()) CHECK(cluster.applied_index(id) == cluster.node(now_leading).last_index());
-  CHECK(cluster.failure() == "");
+  CHECK(cluster.failure().empty());
 }
 
 TEST_CASE("a follower that misses the quiescing heartbeats keeps the leader heartbeating", "[raft]") {
@@ -219,7 +219,7 @@ TEST_CASE("a follower that misses the quiescing heartbeats keeps the leader hear
   idle(cluster, 20);
   CHECK_FALSE(cluster.node(leader).quiesced());
   CHECK_FALSE(cluster.node(deaf).quiesced());
-  CHECK(cluster.sent(MessageType::Heartbeat) - heartbeats >= 2 * 20);
+  CHECK(cluster.sent(MessageType::Heartbeat) - heartbeats >= std::uint64_t{2} * 20);
   // It hears no heartbeat at all and pre-votes, but the leader stays (pre-vote, stickiness).
   CHECK(cluster.node(leader).role() == Role::Leader);
   CHECK(cluster.node(leader).term() == term);
@@ -240,7 +240,7 @@ TEST_CASE("a restarted follower wakes a quiesced group with its pre-vote and rej
   CHECK(tick_until(cluster, [&] { return cluster.node(follower).leader() == leader; }, 100) >= 0);
   CHECK(cluster.node(leader).term() == term);  // pre-vote: the leader was not disturbed
   CHECK(tick_until_quiesced(cluster) >= 0);
-  CHECK(cluster.failure() == "");
+  CHECK(cluster.failure().empty());
 }
 
 TEST_CASE(
@@ -276,7 +276,7 @@ TEST_CASE(
   CHECK(all_quiesced(cluster));
   CHECK(cluster.node(leader).role() == Role::Leader);  // pre-vote: the returning node disturbed no one
   CHECK(cluster.applied_index(gone) == cluster.node(leader).last_index());
-  CHECK(cluster.failure() == "");
+  CHECK(cluster.failure().empty());
 }
 
 TEST_CASE(
@@ -301,7 +301,7 @@ TEST_CASE(
   cluster.restart(gone);
   CHECK(tick_until_quiesced(cluster, 100) >= 0);
   CHECK(cluster.applied_index(gone) == cluster.node(leader).last_index());
-  CHECK(cluster.failure() == "");
+  CHECK(cluster.failure().empty());
 }
 
 TEST_CASE("a leader whose followers are all reported down does not quiesce: it alone is no quorum", "[raft]") {

@@ -56,6 +56,7 @@ TEST_CASE("block pool: blocks freed on one thread serve allocations on another",
   constexpr std::size_t kSize = 1500;  // a class no other test or actor of this binary uses
   constexpr int kBlocks = 512;
   std::vector<void*> blocks;
+  blocks.reserve(kBlocks);
   for (int i = 0; i < kBlocks; ++i) blocks.push_back(detail::allocate_block(kSize));
   std::thread([&] {
     for (void* b : blocks) detail::free_block(b, kSize);
@@ -204,7 +205,7 @@ Task<> reuse_checker(Context<NoConfig, Key> ctx) {
 
 Blueprint reuse_group() {
   return ActorGroup().router(MapRouter<Key>(route_reuse)).exec([](Context<NoConfig, Key> ctx) {
-    return ctx.key() == 0 ? reuse_checker(std::move(ctx)) : reuse_target(std::move(ctx));
+    return ctx.key() == 0 ? reuse_checker(ctx) : reuse_target(ctx);
   });
 }
 

@@ -1,8 +1,10 @@
 // The block pool (elfin/detail/block_pool.hpp): a freed block is what the same thread allocates
-// next in its size class, blocks freed on one thread serve another, and an actor started in the
-// memory of one that ended cannot be reached through the old actor's address.
+// next in its size class, blocks freed on one thread serve another, envelope blocks come from it
+// (over-aligned messages excepted), and an actor started in the memory of one that ended cannot be
+// reached through the old actor's address.
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -13,6 +15,7 @@
 #include <catch2/catch.hpp>
 
 #include <elfin/detail/block_pool.hpp>
+#include <elfin/detail/envelope_block.hpp>
 #include <elfin/elfin.hpp>
 #include <elfin/testing/proxy.hpp>
 
@@ -53,6 +56,7 @@ TEST_CASE("block pool: blocks freed on one thread serve allocations on another",
   constexpr std::size_t kSize = 1500;  // a class no other test or actor of this binary uses
   constexpr int kBlocks = 512;
   std::vector<void*> blocks;
+  blocks.reserve(kBlocks);
   for (int i = 0; i < kBlocks; ++i) blocks.push_back(detail::allocate_block(kSize));
   std::thread([&] {
     for (void* b : blocks) detail::free_block(b, kSize);
@@ -68,7 +72,39 @@ TEST_CASE("block pool: blocks freed on one thread serve allocations on another",
   CHECK(reused >= kBlocks / 2);
   for (void* b : blocks) detail::free_block(b, kSize);
 }
+
+TEST_CASE("block pool: a message's envelope block is taken from this thread's pool and given back to it",
+          "[core][block_pool]") {
+  constexpr std::size_t kSize = sizeof(detail::TypedBlock<Numbered>);
+  void* spare = detail::allocate_block(kSize);
+  detail::free_block(spare, kSize);
+  std::optional<Envelope> envelope = Envelope::make(Numbered{1, 2}, Addr{}, TraceId{});
+  CHECK(static_cast<void*>(detail::EnvelopeAccess::block(*envelope)) == spare);
+  envelope.reset();
+  void* again = detail::allocate_block(kSize);
+  CHECK(again == spare);
+  detail::free_block(again, kSize);
+}
 #endif
+
+namespace {
+// Over-aligned: the pool's blocks are only aligned as operator new aligns.
+struct alignas(64) WideMessage {
+  std::uint64_t value = 0;
+  ELFIN_MESSAGE(test, WideMessage, value);
+};
+}  // namespace
+
+TEST_CASE("an over-aligned message keeps its alignment in its envelope", "[core][block_pool]") {
+  std::vector<Envelope> envelopes;
+  for (std::uint64_t i = 0; i < 16; ++i) {
+    envelopes.push_back(Envelope::make(WideMessage{i}, Addr{}, TraceId{}));
+    const WideMessage* message = envelopes.back().get<WideMessage>();
+    REQUIRE(message != nullptr);
+    CHECK(reinterpret_cast<std::uintptr_t>(message) % alignof(WideMessage) == 0);
+    CHECK(message->value == i);
+  }
+}
 
 namespace {
 
@@ -169,7 +205,7 @@ Task<> reuse_checker(Context<NoConfig, Key> ctx) {
 
 Blueprint reuse_group() {
   return ActorGroup().router(MapRouter<Key>(route_reuse)).exec([](Context<NoConfig, Key> ctx) {
-    return ctx.key() == 0 ? reuse_checker(std::move(ctx)) : reuse_target(std::move(ctx));
+    return ctx.key() == 0 ? reuse_checker(ctx) : reuse_target(ctx);
   });
 }
 

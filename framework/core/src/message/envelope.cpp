@@ -7,7 +7,12 @@ namespace elfin {
 void Envelope::release() noexcept {
   if (block_ == nullptr) return;
   if ((flags_ & kObligated) != 0) settle_obligation();
-  if (block_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) block_->vtable->destroy_block(block_);
+  // The last handle skips the read-modify-write (on a receiver's core, a stall of its own in a
+  // many-to-one stream): a count of 1 is this handle's reference, and only a handle can add one.
+  // Acquire pairs with the decrement of a handle that went before, on whatever thread.
+  if (block_->refs.load(std::memory_order_acquire) == 1 || block_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    block_->vtable->destroy_block(block_);
+  }
   block_ = nullptr;
 }
 

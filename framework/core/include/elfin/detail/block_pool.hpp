@@ -1,5 +1,6 @@
 // Block pool: recycled memory for what every spawn allocates — actor cells (with their shared_ptr
-// control block), actors' coroutine frames and the groups' map nodes.
+// control block), actors' coroutine frames and the groups' map nodes — and for every message's
+// envelope block.
 //
 // Blocks come in size classes of 64 bytes up to kMaxPooledBlock; each thread keeps a short free
 // list per class, so an actor that ends and one that starts on the same thread exchange a block

@@ -6,10 +6,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 
 #include <elfin/addr.hpp>
+#include <elfin/detail/block_pool.hpp>
 #include <elfin/detail/telemetry_clock.hpp>
 #include <elfin/trace_id.hpp>
 
@@ -78,10 +81,22 @@ struct EnvelopeBlock : MailboxLink {
   std::shared_ptr<RequestStateBase> request;  ///< set for requests; answers go here
 };
 
+/// Blocks come from the block pool: a stream's blocks are freed on the receiver's thread, often
+/// not the sender's, and a mailbox holds more of them than glibc's per-thread cache, so glibc
+/// served them through its arenas (about 190 of the 1,150 instructions of a message of a 1 -> 1 or
+/// 2 -> 1 stream); the pool's depot carries them back to the senders' threads in batches.
 template <class M>
 struct TypedBlock final : EnvelopeBlock {
   explicit TypedBlock(M&& m) : message(std::move(m)) {}
   M message;
+
+  static void* operator new(std::size_t size) { return allocate_block(size); }
+  static void operator delete(void* block, std::size_t size) noexcept { free_block(block, size); }
+  // The pool's blocks are aligned as operator new aligns; an over-aligned message is not pooled.
+  static void* operator new(std::size_t size, std::align_val_t align) { return ::operator new(size, align); }
+  static void operator delete(void* block, std::size_t size, std::align_val_t align) noexcept {
+    ::operator delete(block, size, align);
+  }
 };
 
 }  // namespace elfin::detail

@@ -53,7 +53,7 @@ struct Block {
   ELFIN_MESSAGE(direct_test, Block);
 };
 
-/// Holds the thread of whichever actor handles Block (one per test: reset by the constructor).
+/// Holds the thread of whichever actor handles Block (made afresh by each Pair).
 struct Blocker {
   std::promise<void> released;
   std::shared_future<void> wait = released.get_future().share();

@@ -192,7 +192,7 @@ TEST_CASE("one thread's messages to another node arrive in order while the flow'
   // (acknowledged as they land there, half a window at a time), well short of a window.
   REQUIRE(caller.send_to(pair.far(), Block{}));
   REQUIRE(eventually([] { return g_receiver->holding.load(); }));
-  constexpr std::uint64_t kMessages = 3 * elfin::network::kFlowWindow;
+  constexpr std::uint64_t kMessages = std::uint64_t{3} * elfin::network::kFlowWindow;
   std::uint64_t n = 0;
   for (; n + 1 < elfin::network::kFlowWindow; ++n) REQUIRE(caller.send_to(pair.far(), Seq{n}, 5s));
   // The window is spent (the Block took a credit too): with no credit nothing more leaves.

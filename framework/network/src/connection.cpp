@@ -186,6 +186,17 @@ void Connection::do_write() {
 
 std::shared_ptr<TxFlow> Connection::open_flow() {
   std::lock_guard lock(flows_mu_);
+  return open_flow_locked();
+}
+
+std::shared_ptr<TxFlow> Connection::sender_flow(Addr sender) {
+  std::lock_guard lock(flows_mu_);
+  auto& flow = sender_flows_[sender.raw()];
+  if (!flow) flow = open_flow_locked();
+  return flow;
+}
+
+std::shared_ptr<TxFlow> Connection::open_flow_locked() {
   auto flow = std::make_shared<TxFlow>(next_flow_++);
   if (closed()) flow->close();
   tx_flows_.emplace(flow->id(), flow);

@@ -80,6 +80,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   /// Any thread: a new sender-side flow on this connection.
   [[nodiscard]] std::shared_ptr<TxFlow> open_flow();
+  /// Any thread: the flow of `sender`'s messages that its own threads write (a Caller's, through
+  /// the direct sink), made on first use and the same for every thread from then on.
+  [[nodiscard]] std::shared_ptr<TxFlow> sender_flow(Addr sender);
   /// Any thread: appends `envelope` to `out` as a Message frame on `flow` (the caller holds one
   /// credit), for `send_encoded`. `group_no` routes it through that group of the peer; 0 sends it to
   /// `block()->recipient`. A request the envelope obliges to answer is tracked from here until its
@@ -143,6 +146,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void count_read(std::size_t bytes, std::uint64_t messages);
   /// Fails a request registered in `pending_` whose frame never left.
   void fail_pending(std::uint64_t request_id);
+  /// flows_mu_ held: a new sender-side flow.
+  std::shared_ptr<TxFlow> open_flow_locked();
   /// Counts a message of flow `id` as handled; sends credit when due.
   void acknowledge(std::uint32_t flow_id);
 
@@ -189,8 +194,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   int fd_ = -1;             // the socket's descriptor, set at construction
 
   std::mutex flows_mu_;
-  std::unordered_map<std::uint32_t, std::shared_ptr<TxFlow>> tx_flows_;  // guarded by flows_mu_
-  std::uint32_t next_flow_ = 1;                                          // guarded by flows_mu_
+  std::unordered_map<std::uint32_t, std::shared_ptr<TxFlow>> tx_flows_;      // guarded by flows_mu_
+  std::unordered_map<std::uint64_t, std::shared_ptr<TxFlow>> sender_flows_;  // guarded by flows_mu_; by Addr
+  std::uint32_t next_flow_ = 1;                                              // guarded by flows_mu_
 
   std::mutex pending_mu_;
   std::unordered_map<std::uint64_t, Pending> pending_;  // guarded by pending_mu_

@@ -15,7 +15,9 @@
 #include <elfin/telemetry.hpp>
 
 #include "connection.hpp"
+#include "direct_sink.hpp"
 #include "network_state.hpp"
+#include "undelivered.hpp"
 
 namespace elfin::network {
 
@@ -55,12 +57,7 @@ class [[nodiscard]] CreditAwaitable {
 
 /// Gives up on a message the network cannot carry: a request someone waits for fails at once.
 void drop(Envelope& envelope, std::uint16_t node, std::string_view why, std::uint64_t& dropped) {
-  if (envelope.kind() == MessageKind::Request && elfin::detail::EnvelopeAccess::obligated(envelope) &&
-      elfin::detail::EnvelopeAccess::block(envelope)->request) {
-    elfin::detail::EnvelopeAccess::discharge(envelope);
-    elfin::detail::EnvelopeAccess::block(envelope)->request->fail(
-        RequestError{RequestError::Failed, fmt::format("node {}: {}", node, why)});
-  }
+  detail::fail_undelivered(envelope, node, why);
   if (dropped++ == 0) {
     log::warn("{}.{} to node {} dropped: {} (further drops until the node is back are counted, not logged)",
               envelope.protocol(), envelope.name(), node, why);
@@ -264,13 +261,17 @@ Blueprint blueprint() {
       }
       return O::Discard();
     }};
-    return ActorGroup()
-        .config<Config>()
-        .router(std::move(router))
-        // A manager that cannot listen (address in use) tries again, with backoff.
-        .restart_policy(RestartPolicy::on_failure(RestartParams{std::chrono::seconds{1}, std::chrono::seconds{30}}))
-        .exec(network_exec)
-        .instantiate(std::move(init));
+    auto net = NetworkState::of(*init.system);
+    auto group =
+        ActorGroup()
+            .config<Config>()
+            .router(std::move(router))
+            // A manager that cannot listen (address in use) tries again, with backoff.
+            .restart_policy(RestartPolicy::on_failure(RestartParams{std::chrono::seconds{1}, std::chrono::seconds{30}}))
+            .exec(network_exec)
+            .instantiate(std::move(init));
+    group->set_direct_sink(std::make_shared<detail::ForwarderSink>(std::move(net), std::string{}));
+    return group;
   }};
 }
 
@@ -296,20 +297,23 @@ Blueprint remote_group(RemoteGroupOptions options) {
       auto n = first_connected(*net, options.nodes);
       return n ? O::Unicast(*n) : O::Discard();
     }};
-    return ActorGroup()
-        .router(std::move(router))
-        // User groups send through it while they stop (a pod unregistering, a last flush to a
-        // peer): it stops with system.network, after them.
-        .stop_with_system_groups()
-        // Room for a window's worth: the sender and the forwarder hand over in batches instead of
-        // waking each other per message. Still bounded (system.mailbox.capacity overrides it).
-        .mailbox_capacity(kForwarderMailboxCapacity)
-        .exec([net, remote_name](Context<NoConfig, std::uint16_t> ctx) {
-          const std::uint16_t node = ctx.key();
-          if (node == net->node_no()) return forward_local(ctx, net, remote_name);
-          return forward(ctx, net, node, remote_name);
-        })
-        .instantiate(std::move(init));
+    auto group = ActorGroup()
+                     .router(std::move(router))
+                     // User groups send through it while they stop (a pod unregistering, a last flush to a
+                     // peer): it stops with system.network, after them.
+                     .stop_with_system_groups()
+                     // Room for a window's worth: the sender and the forwarder hand over in batches instead of
+                     // waking each other per message. Still bounded (system.mailbox.capacity overrides it).
+                     .mailbox_capacity(kForwarderMailboxCapacity)
+                     .exec([net, remote_name](Context<NoConfig, std::uint16_t> ctx) {
+                       const std::uint16_t node = ctx.key();
+                       if (node == net->node_no()) return forward_local(ctx, net, remote_name);
+                       return forward(ctx, net, node, remote_name);
+                     })
+                     .instantiate(std::move(init));
+    // A Caller's messages skip the forwarders' mailboxes (direct_sink.hpp).
+    group->set_direct_sink(std::make_shared<detail::ForwarderSink>(net, remote_name));
+    return group;
   }};
 }
 

@@ -146,7 +146,7 @@ TEST_CASE("light node: a request to a real node over TCP is answered, and a send
 
   CHECK(node.send("svc", Bump{3}));
   CHECK(node.send("svc", Bump{4}));
-  // From one thread, a send and a later request take the same way (one forwarder, one flow): the
+  // From one thread, a send and a later request take the same way (the caller's one flow): the
   // count includes both bumps.
   auto count = node.request("svc", Count{}, 5s).get();
   REQUIRE(count);

@@ -19,8 +19,10 @@
 // recipient finished or failed, a peer went away), Ignored, TimedOut (the deadline passed; the
 // request may still have been handled) or Stopped (the caller stopped first). One timer thread per caller expires
 // deadlines. A send or request waits while the first mailbox is full (back-pressure, as an actor's
-// `send`), up to its timeout. Messages sent to the caller's own address are refused (Closed): it
-// receives only responses.
+// `send`), up to its timeout. To another node, with the network battery, the calling thread
+// encodes and writes the message itself (no forwarder; see book/src/light-node.md) and waits
+// likewise while the caller's flow to that node has no credit. Messages sent to the caller's own
+// address are refused (Closed): it receives only responses.
 //
 // Thread safety: every member from any thread; copies share one caller. Drop every copy before
 // the System is destroyed (elfin::network::LightNode does this in order).

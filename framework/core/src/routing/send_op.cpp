@@ -3,11 +3,36 @@
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/internal/mailbox.hpp>
+#include <elfin/internal/system_hooks.hpp>
 #include <elfin/request.hpp>
 
 #include "system/system_core.hpp"
 
 namespace elfin::detail {
+
+namespace {
+
+/// Into `target`'s mailbox, or through its group's DirectSink when the sender runs no actor
+/// (`direct`) and the send respects capacity (the sink's room is its connection's credit).
+Mailbox::PushResult deliver(ActorCell& target, Envelope& envelope, bool bounded, ActorCell* waiter, bool direct) {
+  if (direct && bounded) {
+    if (DirectSink* sink = target.group().direct_sink()) {
+      switch (sink->carry(target, envelope, waiter)) {
+        case DirectSink::Outcome::Taken:
+          return Mailbox::PushResult::Ok;
+        case DirectSink::Outcome::Full:
+          return Mailbox::PushResult::Full;
+        case DirectSink::Outcome::Declined:
+          break;
+      }
+    }
+  }
+  const auto pushed = target.mailbox().push(envelope, bounded, waiter);
+  if (pushed == Mailbox::PushResult::Ok) target.notify();
+  return pushed;
+}
+
+}  // namespace
 
 SendOp::SendOp(GroupRuntime& from, Envelope envelope, SendMode mode) : envelope_(std::move(envelope)), mode_(mode) {
   for (const auto& route : from.routes()) {
@@ -39,9 +64,8 @@ bool SendOp::run(ActorCell* waiter) {
       request->add_delivery();
       EnvelopeAccess::mark_obligated(copy);
     }
-    const auto pushed = target->mailbox().push(copy, bounded, mode_ == SendMode::Bounded ? waiter : nullptr);
+    const auto pushed = deliver(*target, copy, bounded, mode_ == SendMode::Bounded ? waiter : nullptr, direct_);
     if (pushed == Mailbox::PushResult::Ok) {
-      target->notify();
       any_ok_ = true;
       ++next_;
       continue;

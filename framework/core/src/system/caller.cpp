@@ -182,7 +182,9 @@ void Caller::observe(const Envelope& envelope) const {
 }
 
 detail::SendOp Caller::make_op(Addr to, Envelope envelope, detail::SendMode mode) const {
-  return {shared_->cell->group().system(), to, std::move(envelope), mode};
+  detail::SendOp op{shared_->cell->group().system(), to, std::move(envelope), mode};
+  op.carry_directly();
+  return op;
 }
 
 bool Caller::run_op(detail::SendOp& op, Clock::time_point deadline) const {

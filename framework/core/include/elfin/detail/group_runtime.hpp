@@ -35,6 +35,7 @@
 namespace elfin::detail {
 
 class ActorCell;
+class DirectSink;
 class SystemCore;
 
 /// What every group is born with; filled by the system at start.
@@ -132,6 +133,12 @@ class GroupRuntime {
   void add_route(Route route) { routes_.push_back(std::move(route)); }
   [[nodiscard]] const std::vector<Route>& routes() const { return routes_; }
 
+  /// Where a Caller's messages to this group's actors go instead of their mailboxes (see
+  /// DirectSink in elfin/internal/system_hooks.hpp); null for almost every group. Set while the
+  /// group is made, read-only afterwards.
+  [[nodiscard]] DirectSink* direct_sink() const { return direct_sink_.get(); }
+  void set_direct_sink(std::shared_ptr<DirectSink> sink) { direct_sink_ = std::move(sink); }
+
  protected:
   /// Outcome::Default: ValidateConfig → Discard, other system messages → Broadcast, user → Discard.
   [[nodiscard]] static bool default_is_broadcast(const Envelope& envelope);
@@ -161,6 +168,7 @@ class GroupRuntime {
   GroupLogging logging_;
   GroupTelemetry telemetry_;
   std::vector<Route> routes_;
+  std::shared_ptr<DirectSink> direct_sink_;
   std::unique_ptr<GroupRestarts> restarts_;
   std::unique_ptr<GroupConfig> group_config_;
   std::unique_ptr<StatusSubscriptions> status_subscriptions_;

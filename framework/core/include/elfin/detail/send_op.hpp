@@ -33,6 +33,9 @@ class SendOp {
   /// Direct: a group address (its router only) or an actor address (no routing).
   SendOp(SystemCore& system, Addr to, Envelope envelope, SendMode mode);
   SendOp(SendOp&&) noexcept = default;
+  /// The sender is a thread that runs no actor (a Caller): a recipient whose group has a
+  /// DirectSink gets the message through it, on this thread.
+  void carry_directly() { direct_ = true; }
 
   /// Pushes to the remaining recipients; false while waiting for space (Bounded mode only).
   bool run(ActorCell* waiter);
@@ -60,6 +63,7 @@ class SendOp {
   bool any_ok_ = false;
   bool any_full_ = false;
   bool stop_at_full_ = false;
+  bool direct_ = false;
   std::optional<SendErrorKind> resolve_error_;
 };
 

@@ -1,6 +1,7 @@
 // System hooks: what a battery that lives next to the runtime (the network) needs from a running
 // system and cannot get through messages — per-system state, a say in where messages to other
-// nodes go, series of its own in the metrics scrape, and the runtime's log.
+// nodes go and in how a plain thread's messages reach them, series of its own in the metrics
+// scrape, and the runtime's log.
 //
 // These are internals for batteries in `framework/`, not an API for actor groups.
 //
@@ -27,6 +28,7 @@
 
 namespace elfin::detail {
 
+class ActorCell;
 class SystemCore;
 class GroupRuntime;
 
@@ -36,6 +38,25 @@ class RemoteRouter {
   virtual ~RemoteRouter() = default;
   /// Appends the local actors that carry `envelope` to `to`'s node; an error if there are none.
   [[nodiscard]] virtual std::optional<SendErrorKind> resolve(Addr to, const Envelope& envelope, Targets& out) = 0;
+};
+
+/// Carries what a Caller (a thread that runs no actor) sends to one group's actors on the calling
+/// thread, instead of through their mailboxes: the network's forwarders encode the message and
+/// hand it to the connection themselves, with no forwarder woken in between. A group gets one with
+/// `GroupRuntime::set_direct_sink` while it is made, before anything can be sent to it.
+class DirectSink {
+ public:
+  enum class Outcome : std::uint8_t {
+    Taken,     ///< carried, or given up on as the actor would give up on it (a request failed)
+    Full,      ///< no room now; with a `waiter`, it is woken when there may be
+    Declined,  ///< not for the sink: the message goes to `target`'s mailbox
+  };
+  virtual ~DirectSink() = default;
+  /// Any thread that runs no actor. `target` is one of the group's actors the send resolved to;
+  /// `envelope` is left as it was unless Taken. For every message to one `target` from one
+  /// sender the answer must be either always Declined or never, so that a sender's messages to
+  /// it never take two ways (and overtake each other).
+  [[nodiscard]] virtual Outcome carry(ActorCell& target, Envelope& envelope, ActorCell* waiter) = 0;
 };
 
 /// The state named `name` of this system, made by `make` on first use and kept until the system is

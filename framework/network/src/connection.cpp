@@ -1,8 +1,10 @@
 #include "connection.hpp"
 
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <fmt/format.h>
+#include <array>
 #include <asio/post.hpp>
 #include <asio/write.hpp>
 #include <cerrno>
@@ -64,14 +66,14 @@ void Connection::start() {
 void Connection::write_now(std::string bytes) {
   std::unique_lock lock(out_mu_);
   if (out_closed_) return;
-  out_ += bytes;
+  out_.append(bytes);
   start_writing(lock);
 }
 
 void Connection::send_frame(const Frame& frame) {
   std::unique_lock lock(out_mu_);
   if (out_closed_) return;
-  encode(frame, out_);
+  out_.append_with([&frame](std::string& tail) { encode(frame, tail); });
   start_writing(lock);
 }
 
@@ -79,11 +81,35 @@ namespace {
 /// Queued bytes up to this size may be written by the thread that queued them; more go to the I/O
 /// thread, so a thread never spends long in `send`.
 constexpr std::size_t kDirectWriteMaxBytes = std::size_t{16} * 1024;
+
+/// One non-blocking gathering `sendmsg` of `queue` from its byte `from` on (what earlier calls
+/// of the same write took is skipped).
+ssize_t send_some(int fd, const OutQueue& queue, std::size_t from) {
+  static constexpr std::size_t kMaxBuffers = 64;
+  std::array<iovec, kMaxBuffers> iov{};
+  std::size_t count = 0;
+  queue.for_each_buffer([&](const char* data, std::size_t size) {
+    if (count == kMaxBuffers) return;
+    if (from >= size) {
+      from -= size;
+      return;
+    }
+    // sendmsg reads the buffers; iovec's field is not const only for readv's sake.
+    iov[count].iov_base = const_cast<char*>(data + from);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    iov[count].iov_len = size - from;
+    from = 0;
+    ++count;
+  });
+  msghdr message{};
+  message.msg_iov = iov.data();
+  message.msg_iovlen = count;
+  return ::sendmsg(fd, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
 }  // namespace
 
 void Connection::start_writing(std::unique_lock<std::mutex>& lock, bool direct) {
   if (writer_ != Writer::None || out_.empty()) return;  // the writer at work takes these bytes too
-  if (!direct || out_.size() > kDirectWriteMaxBytes) {
+  if (!direct || out_.bytes() > kDirectWriteMaxBytes) {
     hand_to_io_thread();
     return;
   }
@@ -91,7 +117,7 @@ void Connection::start_writing(std::unique_lock<std::mutex>& lock, bool direct) 
   // on every round trip). The Direct role keeps everyone else to appending, so the bytes leave
   // in the order they were queued.
   writer_ = Writer::Direct;
-  direct_buf_.swap(out_);
+  swap(direct_buf_, out_);
   write_directly(lock);
 }
 
@@ -108,9 +134,8 @@ void Connection::write_directly(std::unique_lock<std::mutex>& lock) {
       if (fd_closed_) {
         error = EBADF;
       } else {
-        while (written < direct_buf_.size()) {
-          const ssize_t n =
-              ::send(fd_, direct_buf_.data() + written, direct_buf_.size() - written, MSG_DONTWAIT | MSG_NOSIGNAL);
+        while (written < direct_buf_.bytes()) {
+          const ssize_t n = send_some(fd_, direct_buf_, written);
           if (n > 0) {
             written += static_cast<std::size_t>(n);
           } else if (n < 0 && errno == EINTR) {
@@ -135,13 +160,12 @@ void Connection::write_directly(std::unique_lock<std::mutex>& lock) {
       }
       return;
     }
-    if (written < direct_buf_.size()) {
+    if (written < direct_buf_.bytes()) {
       // The socket takes no more now: what is left goes first, then what was queued meanwhile,
       // written by the I/O thread when the socket can take it.
-      direct_buf_.erase(0, written);
-      direct_buf_.append(out_);
-      out_.swap(direct_buf_);
-      direct_buf_.clear();
+      direct_buf_.consume(written);
+      direct_buf_.splice(out_);
+      swap(out_, direct_buf_);
       hand_to_io_thread();
       return;
     }
@@ -150,11 +174,11 @@ void Connection::write_directly(std::unique_lock<std::mutex>& lock) {
       writer_ = Writer::None;
       return;
     }
-    if (writes == kMaxDirectWrites || out_.size() > kDirectWriteMaxBytes) {
+    if (writes == kMaxDirectWrites || out_.bytes() > kDirectWriteMaxBytes) {
       hand_to_io_thread();
       return;
     }
-    direct_buf_.swap(out_);
+    swap(direct_buf_, out_);
   }
 }
 
@@ -170,9 +194,11 @@ void Connection::do_write() {
       if (!out_closed_) writer_ = Writer::None;
       return;
     }
-    write_buf_.swap(out_);
+    swap(write_buf_, out_);
   }
-  asio::async_write(socket_, asio::buffer(write_buf_), [self = shared_from_this()](std::error_code ec, std::size_t n) {
+  write_iov_.clear();
+  write_buf_.for_each_buffer([this](const char* data, std::size_t size) { write_iov_.emplace_back(data, size); });
+  asio::async_write(socket_, write_iov_, [self = shared_from_this()](std::error_code ec, std::size_t n) {
     self->write_buf_.clear();
     self->count_written(n);
     if (ec) {
@@ -189,11 +215,10 @@ std::shared_ptr<TxFlow> Connection::open_flow() {
   return open_flow_locked();
 }
 
-std::shared_ptr<TxFlow> Connection::sender_flow(Addr sender) {
+std::shared_ptr<TxFlow> Connection::callers_flow() {
   std::lock_guard lock(flows_mu_);
-  auto& flow = sender_flows_[sender.raw()];
-  if (!flow) flow = open_flow_locked();
-  return flow;
+  if (!callers_flow_) callers_flow_ = open_flow_locked();
+  return callers_flow_;
 }
 
 std::shared_ptr<TxFlow> Connection::open_flow_locked() {
@@ -264,13 +289,7 @@ void Connection::send_encoded(std::string& frames, std::uint64_t messages, bool 
   }
   // One add per batch, not per message: forwarders on several workers share the peer's counter.
   if (traffic_) traffic_->add(traffic_->sent_messages, messages);
-  // Usually the writer has taken everything: hand the whole buffer over instead of copying it.
-  if (out_.empty()) {
-    out_.swap(frames);
-  } else {
-    out_.append(frames);
-  }
-  frames.clear();
+  out_.take(frames);
   start_writing(lock, awaited);
 }
 
@@ -414,6 +433,7 @@ void Connection::on_handshake_step(Handshake::Step step) {
     traffic_ = net_.traffic(peer_.node_no);
     traffic_->add(traffic_->sent_bytes, std::exchange(unattributed_written_, 0));
     traffic_->add(traffic_->received_bytes, std::exchange(unattributed_read_, 0));
+    traffic_->add(traffic_->writes, std::exchange(unattributed_writes_, 0));
     phase_ = Phase::AwaitWelcome;
     send_frame(net_.welcome());
   }
@@ -441,15 +461,17 @@ void Connection::send_response(const ResponseFrame& response) {
   std::unique_lock lock(out_mu_);
   if (out_closed_) return;  // counted only if queued, as in send_encoded
   if (traffic_) traffic_->add(traffic_->sent_messages, 1);
-  encode(response, out_);
+  out_.append_with([&response](std::string& tail) { encode(response, tail); });
   start_writing(lock);
 }
 
 void Connection::count_written(std::size_t bytes) {
   if (traffic_) {
     traffic_->add(traffic_->sent_bytes, bytes);
+    traffic_->add(traffic_->writes, 1);
   } else {
     unattributed_written_ += bytes;
+    ++unattributed_writes_;
   }
 }
 
@@ -624,25 +646,27 @@ void Connection::close(std::string reason, bool bye) {
     std::string frame;
     encode(Bye{reason}, frame);
     std::lock_guard lock(out_mu_);
-    out_ += frame;
+    out_.append(frame);
   }
   asio::post(net_.io(), [self = shared_from_this(), reason = std::move(reason), bye] {
     if (bye) {
       // A best-effort goodbye that never blocks: one non-blocking write of what is buffered, only
       // if nobody is writing (an asynchronous or a direct write's bytes would interleave). Taking
       // the writer's role keeps anyone else from starting one.
-      std::string rest;
+      OutQueue rest;
       {
         std::lock_guard lock(self->out_mu_);
         if (self->writer_ == Writer::None) {
           self->writer_ = Writer::Io;
-          rest.swap(self->out_);
+          swap(rest, self->out_);
         }
       }
       if (!rest.empty()) {
         std::error_code ignored;
         self->socket_.non_blocking(true, ignored);
-        self->count_written(self->socket_.write_some(asio::buffer(rest), ignored));
+        std::vector<asio::const_buffer> buffers;
+        rest.for_each_buffer([&buffers](const char* data, std::size_t size) { buffers.emplace_back(data, size); });
+        self->count_written(self->socket_.write_some(buffers, ignored));
       }
     }
     self->finish_close(reason);

@@ -37,6 +37,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <asio/buffer.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/steady_timer.hpp>
 
@@ -47,6 +48,7 @@
 #include <elfin/result.hpp>
 
 #include "flows.hpp"
+#include "out_queue.hpp"
 #include "peer_traffic.hpp"
 
 namespace elfin::network::detail {
@@ -80,9 +82,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   /// Any thread: a new sender-side flow on this connection.
   [[nodiscard]] std::shared_ptr<TxFlow> open_flow();
-  /// Any thread: the flow of `sender`'s messages that its own threads write (a Caller's, through
-  /// the direct sink), made on first use and the same for every thread from then on.
-  [[nodiscard]] std::shared_ptr<TxFlow> sender_flow(Addr sender);
+  /// Any thread: the flow of what Callers' threads write themselves (the direct sink), made on
+  /// first use and shared by every Caller from then on, as a forwarder's flow is by its senders.
+  [[nodiscard]] std::shared_ptr<TxFlow> callers_flow();
   /// Any thread: appends `envelope` to `out` as a Message frame on `flow` (the caller holds one
   /// credit), for `send_encoded`. `group_no` routes it through that group of the peer; 0 sends it to
   /// `block()->recipient`. A request the envelope obliges to answer is tracked from here until its
@@ -165,12 +167,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::chrono::steady_clock::time_point opened_at_;
   std::unordered_map<std::uint32_t, std::shared_ptr<RxFlow>> rx_flows_;  // never erased while open
   RxFlow* last_rx_flow_ = nullptr;                                       // the last one rx_flow returned
-  std::string write_buf_;                                                // being written
+  OutQueue write_buf_;                                                   // being written
+  std::vector<asio::const_buffer> write_iov_;                            // write_buf_'s buffers
   // Set on admission, before the connection is published as open (so threads that find it open
   // see it); null for a connection never admitted.
   std::shared_ptr<PeerTraffic> traffic_;
   std::uint64_t unattributed_written_ = 0;  // bytes before traffic_ was set
   std::uint64_t unattributed_read_ = 0;     // likewise
+  std::uint64_t unattributed_writes_ = 0;   // likewise
   std::uint64_t received_in_read_ = 0;      // messages of the read being dispatched
   std::uint64_t first_ping_ = 0;            // tokens (send times, ns) of the first and last Ping
   std::uint64_t last_ping_ = 0;
@@ -183,10 +187,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // thread (do_write). One at a time, so frames leave in the order they were queued in out_.
   enum class Writer : std::uint8_t { None, Direct, Io };
   std::mutex out_mu_;
-  std::string out_;               // guarded by out_mu_
+  OutQueue out_;                  // guarded by out_mu_
   Writer writer_ = Writer::None;  // guarded by out_mu_
   bool out_closed_ = false;       // guarded by out_mu_
-  std::string direct_buf_;        // the Direct writer's (taken from out_)
+  OutQueue direct_buf_;           // the Direct writer's (taken from out_)
   // Held by a direct writer around its send and by finish_close around marking the descriptor
   // closed, so a direct write never meets a closed (or reused) descriptor.
   std::mutex fd_mu_;
@@ -194,9 +198,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   int fd_ = -1;             // the socket's descriptor, set at construction
 
   std::mutex flows_mu_;
-  std::unordered_map<std::uint32_t, std::shared_ptr<TxFlow>> tx_flows_;      // guarded by flows_mu_
-  std::unordered_map<std::uint64_t, std::shared_ptr<TxFlow>> sender_flows_;  // guarded by flows_mu_; by Addr
-  std::uint32_t next_flow_ = 1;                                              // guarded by flows_mu_
+  std::unordered_map<std::uint32_t, std::shared_ptr<TxFlow>> tx_flows_;  // guarded by flows_mu_
+  std::shared_ptr<TxFlow> callers_flow_;                                 // guarded by flows_mu_
+  std::uint32_t next_flow_ = 1;                                          // guarded by flows_mu_
 
   std::mutex pending_mu_;
   std::unordered_map<std::uint64_t, Pending> pending_;  // guarded by pending_mu_

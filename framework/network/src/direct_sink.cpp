@@ -35,7 +35,7 @@ std::optional<std::uint16_t> ForwarderSink::node_of(elfin::detail::ActorCell& ta
 }
 
 elfin::detail::DirectSink::Outcome ForwarderSink::carry(elfin::detail::ActorCell& target, Envelope& envelope,
-                                                        elfin::detail::ActorCell* waiter) {
+                                                        elfin::detail::ActorCell* waiter, bool alone) {
   // System messages (UpdateConfig, Terminate, ...) are for the forwarder, not the peer; and a
   // forwarder for this very node (a pick chose it) delivers to a local group.
   if (envelope.vtable().is_system) return Outcome::Declined;
@@ -49,18 +49,18 @@ elfin::detail::DirectSink::Outcome ForwarderSink::carry(elfin::detail::ActorCell
     group_no = conn->peer_group(remote_name_);
     if (group_no == 0) return drop(envelope, *node, fmt::format("node {} has no group `{}`", *node, remote_name_));
   }
-  auto flow = conn->sender_flow(envelope.sender());
+  auto flow = conn->callers_flow();
   if (!acquire(*flow, waiter)) {
     return flow->closed() ? drop(envelope, *node, "the connection was lost") : Outcome::Full;
   }
   // The thread's buffer goes to the connection and comes back with the capacity of another.
   thread_local std::string frames;
-  const bool request = envelope.kind() == MessageKind::Request;
+  const bool write_now = alone && envelope.kind() == MessageKind::Request;
   if (auto encoded = conn->encode_envelope(envelope, *flow, group_no, frames); !encoded) {
     flow->grant(1);  // nothing left, so the peer will never acknowledge it
     return drop(envelope, *node, encoded.error());
   }
-  conn->send_encoded(frames, 1, request);
+  conn->send_encoded(frames, 1, write_now);
   if (any_dropped_.load(std::memory_order_relaxed)) left(*node);
   return Outcome::Taken;
 }

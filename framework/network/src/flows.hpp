@@ -3,7 +3,7 @@
 //
 // Sender: a TxFlow starts with kFlowWindow credits; each message takes one; Credit frames give
 // them back. A forwarder without credit parks (CreditAwaitable) until credit arrives or the
-// connection closes.
+// connection closes; so do the Callers sharing a connection's callers' flow, several at once.
 //
 // Receiver: a message counts as delivered once it sits in a local mailbox (or could not be
 // delivered at all: undecodable, no such group). Delivered messages are acknowledged in batches of
@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 #include <elfin/detail/request_state.hpp>
 #include <elfin/detail/send_op.hpp>
@@ -45,13 +46,17 @@ class TxFlow {
     }
     return false;
   }
-  /// Parks `waker` until credit arrives or the flow closes. No wakeup is lost: the forwarder
-  /// stores its waker, then re-checks the credit (see CreditAwaitable); `grant` adds credit first
-  /// and then takes the waker under the same lock, so either the re-check sees the credit or
-  /// `grant` sees the waker. Both sides use seq_cst on the counter.
+  /// Parks `waker` until credit arrives or the flow closes; every parked waker is woken then. No
+  /// wakeup is lost: the forwarder stores its waker, then re-checks the credit (see
+  /// CreditAwaitable); `grant` adds credit first and then takes the wakers under the same lock,
+  /// so either the re-check sees the credit or `grant` sees the waker. Both sides use seq_cst on
+  /// the counter.
   void park(elfin::detail::Waker waker) {
     std::lock_guard lock(mu_);
-    waker_ = std::move(waker);
+    for (const auto& parked : wakers_) {
+      if (parked.cell() == waker.cell()) return;  // one wake per actor is enough
+    }
+    wakers_.push_back(std::move(waker));
   }
   void grant(std::uint32_t delta) {
     credit_.fetch_add(delta, std::memory_order_seq_cst);
@@ -65,18 +70,18 @@ class TxFlow {
 
  private:
   void wake() {
-    elfin::detail::Waker waker;
+    std::vector<elfin::detail::Waker> wakers;
     {
       std::lock_guard lock(mu_);
-      waker = std::move(waker_);
+      wakers.swap(wakers_);
     }
-    if (waker) waker.wake();
+    for (const auto& waker : wakers) waker.wake();
   }
   const std::uint32_t id_;
   std::atomic<std::int64_t> credit_{kFlowWindow};
   std::atomic<bool> closed_{false};
   std::mutex mu_;
-  elfin::detail::Waker waker_;  // guarded by mu_
+  std::vector<elfin::detail::Waker> wakers_;  // guarded by mu_
 };
 
 /// A delivery that met a full mailbox: the rest of the send, and the request state to release

@@ -247,6 +247,8 @@ Blueprint blueprint() {
   metrics::describe("elfin_network_received_messages_total", "Message and Response frames read from the peer node");
   metrics::describe("elfin_network_sent_bytes_total", "Bytes written to the peer's connections, handshake included");
   metrics::describe("elfin_network_received_bytes_total", "Bytes read from the peer's connections, handshake included");
+  metrics::describe("elfin_network_writes_total",
+                    "Writes to the peer's connections, each of all the frames queued then");
   metrics::describe("elfin_network_rtt_seconds", "Round trip of the last Ping on the connection to the peer");
   return Blueprint{[](elfin::detail::GroupInit init) {
     const std::uint16_t self_node = init.addr.node_no();

@@ -376,6 +376,7 @@ void NetworkState::collect_metrics(std::vector<telemetry::MetricSample>& out) co
     counter("elfin_network_received_messages_total", labels, traffic->received_messages);
     counter("elfin_network_sent_bytes_total", labels, traffic->sent_bytes);
     counter("elfin_network_received_bytes_total", labels, traffic->received_bytes);
+    counter("elfin_network_writes_total", labels, traffic->writes);
     // A lost peer has no round trip: its last one would read as a healthy link.
     if (auto it = connections_.find(node); it != connections_.end()) {
       if (auto ns = it->second->rtt_ns()) {

@@ -28,6 +28,9 @@ struct PeerTraffic {
   /// Bytes written to / read from the peer's sockets: every frame, the handshake included.
   std::atomic<std::uint64_t> sent_bytes{0};
   std::atomic<std::uint64_t> received_bytes{0};
+  /// Writes of queued frames to the peer's sockets, each a batch: sent messages per write is how
+  /// well the senders' frames are gathered into one system call.
+  std::atomic<std::uint64_t> writes{0};
 
   void add(std::atomic<std::uint64_t>& counter, std::uint64_t by) {
     if (by != 0) counter.fetch_add(by, std::memory_order_relaxed);

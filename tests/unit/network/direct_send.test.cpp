@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <elfin/caller.hpp>
 #include <elfin/elfin.hpp>
@@ -89,6 +90,13 @@ elfin::Task<> service(elfin::Context<> ctx) {
   }
 }
 
+/// Stands in for the telemeter: a `system.telemeters` group turns telemetry (and the network's
+/// series) on.
+elfin::Task<> idle(elfin::Context<> ctx) {
+  while (auto envelope = co_await ctx.recv()) {
+  }
+}
+
 elfin::Task<> hog(elfin::Context<> ctx) {
   while (auto envelope = co_await ctx.recv()) {
     if (envelope->is<Block>()) g_sender_worker->hold();
@@ -136,6 +144,7 @@ struct Pair {
     two.local("system.network").mount(elfin::network::blueprint());
     two.local(std::string(elfin::Caller::kGroup)).mount(elfin::Caller::blueprint());
     two.local("hog").mount(elfin::ActorGroup().exec(hog));
+    two.local("system.telemeters").mount(elfin::ActorGroup().exec(idle));
     two.local("far").mount(elfin::network::remote_group({.nodes = {1}, .remote_name = "service"}));
     two.local("nowhere").mount(elfin::network::remote_group({.nodes = {1}, .remote_name = "no_such_group"}));
     two.local("picky").mount(elfin::network::remote_group(
@@ -161,6 +170,14 @@ struct Pair {
     }
   }
   [[nodiscard]] elfin::Addr far() const { return sender->group_addr("far"); }
+  /// Node 2's `elfin_network_writes_total` for node 1.
+  [[nodiscard]] double writes() const {
+    const std::vector<std::pair<std::string, std::string>> labels{{"actor_group", "system.network"}, {"peer", "1"}};
+    for (const auto& sample : sender->scrape_metrics()) {
+      if (sample.name == "elfin_network_writes_total" && sample.labels == labels) return sample.value;
+    }
+    return -1;
+  }
 };
 
 }  // namespace
@@ -207,6 +224,65 @@ TEST_CASE("one thread's messages to another node arrive in order while the flow'
   REQUIRE(report);
   CHECK(report->received == kMessages);
   CHECK(report->out_of_order == 0);
+}
+
+TEST_CASE("Callers waiting together for credit on a connection all go on once it comes back",
+          "[network][light][direct]") {
+  Pair pair;
+  auto& first = *pair.caller;
+  auto second = elfin::Caller::attach(*pair.sender);
+  REQUIRE(second);
+  // Every Caller's messages to node 1 share one flow: the first caller spends its window while
+  // the receiver holds (the Block took a credit too).
+  REQUIRE(first.send_to(pair.far(), Block{}));
+  REQUIRE(eventually([] { return g_receiver->holding.load(); }));
+  for (std::uint64_t n = 0; n + 1 < elfin::network::kFlowWindow; ++n) REQUIRE(first.send_to(pair.far(), Seq{n}, 5s));
+  REQUIRE_FALSE(second->try_send_to(pair.far(), Seq{0}));
+
+  // Both callers now wait for credit, each for far less than its timeout.
+  constexpr auto kTimeout = 120s;
+  auto a = std::async(std::launch::async, [&] { return first.request_to(pair.far(), Double{1}, kTimeout).get(); });
+  auto b = std::async(std::launch::async, [&] { return second->request_to(pair.far(), Double{2}, kTimeout).get(); });
+  REQUIRE(eventually([&] { return first.outstanding() == 1 && second->outstanding() == 1; }));
+  g_receiver->release();
+  // Woken by the credit, not by their deadlines: a caller left parked would answer after 120 s.
+  REQUIRE(a.wait_for(30s) == std::future_status::ready);
+  REQUIRE(b.wait_for(30s) == std::future_status::ready);
+  auto doubled_a = a.get();
+  auto doubled_b = b.get();
+  REQUIRE(doubled_a);
+  REQUIRE(doubled_b);
+  CHECK(*doubled_a == 2);
+  CHECK(*doubled_b == 4);
+}
+
+TEST_CASE("a Caller's requests sent while its others wait for answers share writes instead of one each",
+          "[network][light][direct]") {
+  Pair pair;
+  auto& caller = *pair.caller;
+  // The receiver's actor holds every request, so each one after the first is sent while the
+  // caller's earlier ones are outstanding.
+  REQUIRE(caller.send_to(pair.far(), Block{}));
+  REQUIRE(eventually([] { return g_receiver->holding.load(); }));
+  const double before = pair.writes();
+  REQUIRE(before > 0);  // the handshake, the Block
+  constexpr std::uint64_t kRequests = 64;
+  std::vector<std::future<elfin::Answer<std::uint64_t>>> answers;
+  answers.reserve(kRequests);
+  for (std::uint64_t i = 0; i < kRequests; ++i) answers.push_back(caller.request_to(pair.far(), Double{i}, 10s));
+  CHECK(caller.outstanding() == kRequests);
+  g_receiver->release();
+  for (std::uint64_t i = 0; i < kRequests; ++i) {
+    auto answer = answers[i].get();
+    REQUIRE(answer);
+    CHECK(*answer == 2 * i);
+  }
+  // The first went out at once from this thread; the rest joined the connection's queue for its
+  // I/O thread, which writes all it holds at once. One `send` per request (what a caller alone
+  // gets) would make at least kRequests writes; pings add one a second at most.
+  const double writes = pair.writes() - before;
+  INFO("writes for " << kRequests << " requests: " << writes);
+  CHECK(writes < static_cast<double>(kRequests));
 }
 
 TEST_CASE("what a Caller's thread cannot carry to another node fails with the forwarder's error",

@@ -95,11 +95,13 @@ class Caller {
     using T = typename R::Response;
     const auto deadline = Clock::now() + timeout;
     auto state = std::make_shared<detail::CallState<T>>(std::function<void(Answer<T>)>(std::move(on_answer)));
-    if (!enlist(state, state->book(), deadline)) {
+    const std::size_t outstanding = enlist(state, state->book(), deadline);
+    if (outstanding == 0) {
       state->expire(RequestError{RequestError::Stopped, std::string(kStopped)});
       return;
     }
-    detail::SendOp op = make_op(to, make(std::move(request), MessageKind::Request, state), detail::SendMode::Bounded);
+    detail::SendOp op =
+        make_op(to, make(std::move(request), MessageKind::Request, state), detail::SendMode::Bounded, outstanding == 1);
     if (!run_op(op, deadline)) {
       state->expire(RequestError{RequestError::TimedOut, "the recipient's mailbox stayed full"});
     }
@@ -139,11 +141,13 @@ class Caller {
   }
   /// Dumps and telemetry see what the caller sends, as an actor's sends.
   void observe(const Envelope& envelope) const;
-  [[nodiscard]] detail::SendOp make_op(Addr to, Envelope envelope, detail::SendMode mode) const;
+  /// `alone`: no other request of this caller waits for its answer (see SendOp::carry_directly).
+  [[nodiscard]] detail::SendOp make_op(Addr to, Envelope envelope, detail::SendMode mode, bool alone = true) const;
   /// Runs `op`, waiting while a mailbox is full; false if `deadline` passed first.
   [[nodiscard]] bool run_op(detail::SendOp& op, Clock::time_point deadline) const;
-  [[nodiscard]] bool enlist(std::shared_ptr<detail::RequestStateBase> state, detail::CallBook& book,
-                            Clock::time_point deadline) const;
+  /// The caller's outstanding requests with this one; 0 if the caller is stopped (not enlisted).
+  [[nodiscard]] std::size_t enlist(std::shared_ptr<detail::RequestStateBase> state, detail::CallBook& book,
+                                   Clock::time_point deadline) const;
 
   std::shared_ptr<Shared> shared_;
 };

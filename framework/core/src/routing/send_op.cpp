@@ -14,10 +14,11 @@ namespace {
 
 /// Into `target`'s mailbox, or through its group's DirectSink when the sender runs no actor
 /// (`direct`) and the send respects capacity (the sink's room is its connection's credit).
-Mailbox::PushResult deliver(ActorCell& target, Envelope& envelope, bool bounded, ActorCell* waiter, bool direct) {
+Mailbox::PushResult deliver(ActorCell& target, Envelope& envelope, bool bounded, ActorCell* waiter, bool direct,
+                            bool alone) {
   if (direct && bounded) {
     if (DirectSink* sink = target.group().direct_sink()) {
-      switch (sink->carry(target, envelope, waiter)) {
+      switch (sink->carry(target, envelope, waiter, alone)) {
         case DirectSink::Outcome::Taken:
           return Mailbox::PushResult::Ok;
         case DirectSink::Outcome::Full:
@@ -64,7 +65,7 @@ bool SendOp::run(ActorCell* waiter) {
       request->add_delivery();
       EnvelopeAccess::mark_obligated(copy);
     }
-    const auto pushed = deliver(*target, copy, bounded, mode_ == SendMode::Bounded ? waiter : nullptr, direct_);
+    const auto pushed = deliver(*target, copy, bounded, mode_ == SendMode::Bounded ? waiter : nullptr, direct_, alone_);
     if (pushed == Mailbox::PushResult::Ok) {
       any_ok_ = true;
       ++next_;

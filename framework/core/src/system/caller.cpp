@@ -35,19 +35,23 @@ class CallRegistry : public std::enable_shared_from_this<CallRegistry> {
   CallRegistry& operator=(const CallRegistry&) = delete;
   ~CallRegistry() { stop("the caller was dropped"); }
 
-  bool enlist(std::shared_ptr<RequestStateBase> state, CallBook& book, std::chrono::steady_clock::time_point deadline) {
+  /// The calls outstanding with this one; 0 if stopped (not enlisted).
+  std::size_t enlist(std::shared_ptr<RequestStateBase> state, CallBook& book,
+                     std::chrono::steady_clock::time_point deadline) {
     bool earliest = false;
+    std::size_t outstanding = 0;
     {
       std::lock_guard lock(mu_);
-      if (stopped_) return false;
+      if (stopped_) return 0;
       if (!timer_.joinable()) timer_ = std::thread([this] { expire_loop(); });
       book.registry = weak_from_this();
       book.at = timeline_.emplace(deadline, CallEntry{std::move(state), &book});
       book.listed = true;
       earliest = book.at == timeline_.begin();
+      outstanding = timeline_.size();
     }
     if (earliest) cv_.notify_one();
-    return true;
+    return outstanding;
   }
 
   void delist(CallBook& book) {
@@ -181,9 +185,9 @@ void Caller::observe(const Envelope& envelope) const {
   detail::observe_sent(*shared_->cell, envelope);
 }
 
-detail::SendOp Caller::make_op(Addr to, Envelope envelope, detail::SendMode mode) const {
+detail::SendOp Caller::make_op(Addr to, Envelope envelope, detail::SendMode mode, bool alone) const {
   detail::SendOp op{shared_->cell->group().system(), to, std::move(envelope), mode};
-  op.carry_directly();
+  op.carry_directly(alone);
   return op;
 }
 
@@ -197,8 +201,8 @@ bool Caller::run_op(detail::SendOp& op, Clock::time_point deadline) const {
   }
 }
 
-bool Caller::enlist(std::shared_ptr<detail::RequestStateBase> state, detail::CallBook& book,
-                    Clock::time_point deadline) const {
+std::size_t Caller::enlist(std::shared_ptr<detail::RequestStateBase> state, detail::CallBook& book,
+                           Clock::time_point deadline) const {
   return shared_->registry->enlist(std::move(state), book, deadline);
 }
 

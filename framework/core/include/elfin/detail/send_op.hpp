@@ -34,8 +34,12 @@ class SendOp {
   SendOp(SystemCore& system, Addr to, Envelope envelope, SendMode mode);
   SendOp(SendOp&&) noexcept = default;
   /// The sender is a thread that runs no actor (a Caller): a recipient whose group has a
-  /// DirectSink gets the message through it, on this thread.
-  void carry_directly() { direct_ = true; }
+  /// DirectSink gets the message through it, on this thread. `alone`: the sender waits for no
+  /// other answer, so a request is worth writing at once (DirectSink::carry).
+  void carry_directly(bool alone) {
+    direct_ = true;
+    alone_ = alone;
+  }
 
   /// Pushes to the remaining recipients; false while waiting for space (Bounded mode only).
   bool run(ActorCell* waiter);
@@ -64,6 +68,7 @@ class SendOp {
   bool any_full_ = false;
   bool stop_at_full_ = false;
   bool direct_ = false;
+  bool alone_ = false;
   std::optional<SendErrorKind> resolve_error_;
 };
 

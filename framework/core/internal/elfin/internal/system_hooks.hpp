@@ -55,8 +55,9 @@ class DirectSink {
   /// Any thread that runs no actor. `target` is one of the group's actors the send resolved to;
   /// `envelope` is left as it was unless Taken. For every message to one `target` from one
   /// sender the answer must be either always Declined or never, so that a sender's messages to
-  /// it never take two ways (and overtake each other).
-  [[nodiscard]] virtual Outcome carry(ActorCell& target, Envelope& envelope, ActorCell* waiter) = 0;
+  /// it never take two ways (and overtake each other). `alone`: the sender waits for no other
+  /// answer; a sink may hold back the message of a sender that does, to carry it with the next.
+  [[nodiscard]] virtual Outcome carry(ActorCell& target, Envelope& envelope, ActorCell* waiter, bool alone) = 0;
 };
 
 /// The state named `name` of this system, made by `make` on first use and kept until the system is

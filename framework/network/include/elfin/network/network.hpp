@@ -11,7 +11,7 @@
 // encodes what it receives (msgpack, named fields) and writes it to that node's connection. The
 // receiving node routes the message with the group's own router, exactly as a local send. What
 // an elfin::Caller (a thread running no actor) sends to a forwarder is encoded and written by the
-// calling thread instead, on a flow of the caller's own (src/direct_sink.hpp).
+// calling thread instead, on a flow the connection keeps for callers (src/direct_sink.hpp).
 //
 // Flow control: each forwarder may have `kFlowWindow` messages unacknowledged by the receiver,
 // which acknowledges a message once it sits in a local mailbox. A slow receiver therefore stops

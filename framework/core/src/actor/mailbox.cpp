@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <elfin/detail/actor_cell.hpp>
+#include <elfin/detail/block_pool.hpp>
 
 namespace elfin::detail {
 
@@ -70,48 +71,15 @@ namespace elfin::detail {
 namespace {
 
 /// Queues a block that other mailboxes share: the block's own link can be in one list only.
+/// A multicast queues one per recipient, and the recipients free them on their own workers: from
+/// the block pool, whose depot carries what one thread frees to the thread that multicasts next
+/// (a per-thread free list alone would run dry on the sender's side and overflow on the others').
 struct MailboxNode final : MailboxLink {
   EnvelopeBlock* block = nullptr;
-  MailboxNode* free_next = nullptr;  ///< in a NodeCache
+
+  static void* operator new(std::size_t size) { return allocate_block(size); }
+  static void operator delete(void* node, std::size_t size) noexcept { free_block(node, size); }
 };
-
-// A mailbox destroyed later in this thread's exit (by another thread-local's destructor) must not
-// use the destroyed cache: this flag has no destructor, so it can still be read then.
-thread_local bool t_nodes_gone = false;
-
-/// Spare nodes of this thread. A multicast queues a node per recipient and the recipients free
-/// them on their workers, which multicast too: a worker's frees feed its later multicasts, and
-/// nodes cost no malloc/free once the caches are warm. Bounded: beyond kMax a node is deleted.
-class NodeCache {
- public:
-  NodeCache() = default;
-  NodeCache(const NodeCache&) = delete;
-  NodeCache& operator=(const NodeCache&) = delete;
-  ~NodeCache() {
-    t_nodes_gone = true;
-    while (head_ != nullptr) delete std::exchange(head_, head_->free_next);
-  }
-  MailboxNode* take() {
-    if (head_ == nullptr) return new MailboxNode;
-    --size_;
-    return std::exchange(head_, head_->free_next);
-  }
-  void give(MailboxNode* node) {
-    if (size_ == kMax) {
-      delete node;
-      return;
-    }
-    node->free_next = std::exchange(head_, node);
-    ++size_;
-  }
-
- private:
-  static constexpr std::size_t kMax = 1024;
-  MailboxNode* head_ = nullptr;
-  std::size_t size_ = 0;
-};
-
-thread_local NodeCache t_nodes;
 
 }  // namespace
 
@@ -165,7 +133,7 @@ Mailbox::PushResult Mailbox::push(Envelope& envelope, bool bounded, ActorCell* w
   // Acquire: a handle released on another thread is done with the block before we reuse its link.
   // A count of 1 cannot grow meanwhile: this handle is the only one that could share the block.
   if (block->refs.load(std::memory_order_acquire) != 1) {
-    MailboxNode* shared = t_nodes_gone ? new MailboxNode : t_nodes.take();
+    auto* shared = new MailboxNode;
     shared->is_node = true;
     shared->block = block;
     node = shared;
@@ -204,11 +172,7 @@ Envelope Mailbox::envelope_of(MailboxLink* node) {
     auto* shared = static_cast<MailboxNode*>(node);
     block = shared->block;
     const std::uint8_t flags = shared->flags;
-    if (t_nodes_gone) {
-      delete shared;
-    } else {
-      t_nodes.give(shared);
-    }
+    delete shared;
     return EnvelopeAccess::adopt(block, flags);
   }
   block = static_cast<EnvelopeBlock*>(node);

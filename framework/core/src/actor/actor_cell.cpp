@@ -55,7 +55,14 @@ void ActorCell::notify() {
     ext_cv_.notify_all();
     return;
   }
-  SchedState s = sched_.load(std::memory_order_acquire);
+  // Every notification of a live actor is a read-modify-write of sched_, even one that finds the
+  // actor already notified: the worker moves the state to Running with an RMW before it polls
+  // (run_cell), so either that RMW reads from this one — and the poll sees the message this
+  // sender queued before notifying — or this one comes after it and finds Running. A plain load
+  // here would let the poll miss a message still being linked while this sender, seeing an old
+  // RunningNotified or Scheduled, left it to a poll that had already looked: the actor would go
+  // idle with the message in its mailbox.
+  SchedState s = sched_.load(std::memory_order_relaxed);
   for (;;) {
     switch (s) {
       case SchedState::Idle:
@@ -70,8 +77,11 @@ void ActorCell::notify() {
         break;
       case SchedState::Scheduled:
       case SchedState::RunningNotified:
+        // It will poll anyway, after an RMW that reads from this one or a later one.
+        if (sched_.compare_exchange_weak(s, s, std::memory_order_acq_rel)) return;
+        break;
       case SchedState::Dead:
-        return;  // it will poll anyway, or never again
+        return;  // never again
     }
   }
 }

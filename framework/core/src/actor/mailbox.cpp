@@ -21,7 +21,10 @@ namespace elfin::detail {
 // release store of `next` / acquire load pair makes everything the producer wrote into the node
 // and the message visible to the consumer. Between a producer's exchange and its store the list
 // is cut: the consumer sees no next, finds head_ != tail_ and reports Empty; the producer notifies
-// the actor right after its store, so the actor looks again.
+// the actor right after its store, so the actor looks again. That notification is an RMW of the
+// actor's scheduling state even when the actor is already marked to poll again, and the worker
+// resets the mark with an RMW before it polls (ActorCell::notify, Scheduler::run_cell): a poll that
+// follows the reset sees every message whose notification came before it.
 //
 // Order. The exchanges on head_ form one modification order, and the list's order is that order.
 // Two pushes by one sender are sequenced (or, when the sending actor moved to another worker in

@@ -376,8 +376,10 @@ class BusyTimer {
 
 void Scheduler::run_cell(ActorCell* cell) {
   // We dequeued the cell, so we are the only thread that may move it out of Scheduled; the queue's
-  // lock orders this after everything the scheduling thread wrote.
-  [[maybe_unused]] const SchedState was = cell->sched_.exchange(SchedState::Running, std::memory_order_relaxed);
+  // lock orders this after everything the scheduling thread wrote. Acquire: a sender that notified
+  // the actor while it was queued did so with an RMW this exchange reads from (ActorCell::notify),
+  // so the poll below sees what it queued.
+  [[maybe_unused]] const SchedState was = cell->sched_.exchange(SchedState::Running, std::memory_order_acq_rel);
   assert(was == SchedState::Scheduled && "an actor was queued twice");
   assert(cell->resume_point_ && "a queued actor has nowhere to resume");
   cell->budget_ = ActorCell::kRecvBudget;
@@ -423,7 +425,9 @@ void Scheduler::run_cell(ActorCell* cell) {
       push_global(cell);
       return;
     }
-    cell->sched_.store(SchedState::Running, std::memory_order_relaxed);
+    // An RMW, not a store: a sender notifying meanwhile either is read from here (and its message
+    // is visible to the poll) or finds Running and marks the actor again (ActorCell::notify).
+    cell->sched_.exchange(SchedState::Running, std::memory_order_acq_rel);
   }
 }
 

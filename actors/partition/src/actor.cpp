@@ -28,9 +28,11 @@
 // while a received one is queued or being written (it is newer than anything applied here).
 //
 // Idle partitions sleep: once the Node quiesces (quiesce_after_ticks, see libs/raft's node.hpp)
-// and nothing waits for an answer or a write, the actor stops its tick Interval and registers
-// its leader with the node's liveness actor (liveness.hpp); a request or a Raft message wakes
-// the Node, and the actor then starts ticking again and deregisters. A LeaderDown from the
+// and nothing waits for an answer or a write, the actor stops its tick Interval and, on a
+// follower, registers its leader with the node's liveness actor (liveness.hpp); a request or a
+// Raft message wakes the Node, and the actor then starts ticking again and deregisters. A lone
+// voter quiesces as soon as what it wrote is applied, so at replication factor 1 a write starts
+// and stops the ticks and rarely sees one. A LeaderDown from the
 // liveness actor is reported to the Node, which wakes and elects. A leader registers its
 // followers' nodes with the liveness actor and reports their downs and returns to the Node, which
 // then sleeps without a dead follower and wakes when it is back. Awake, the timed heartbeats
@@ -202,7 +204,7 @@ class PartitionActor {
     if (bystander_) {
       // Started only to answer a CreateQuery: holds nothing, wrote nothing, placed elsewhere.
       ticks_->stop();
-      if (asleep_) std::ignore = ctx_.unbounded_send_to(ctx_.group_addr(), Unwatch{partition_});
+      unwatch_leader();
       fail_everything(pr::RaftErrorKind::NotLeader, "this node holds no replica of the partition");
       co_return;
     }
@@ -647,13 +649,24 @@ class PartitionActor {
     asleep_ = idle;
     if (idle) {
       ticks().stop();
-      // Local and one per sleep: unbounded, so that a thousand partitions falling asleep at once
-      // are all registered.
-      std::ignore = ctx_.unbounded_send_to(ctx_.group_addr(), WatchLeader{partition_, node_->leader()});
+      // Only a follower has a leader elsewhere to watch: a sleeping leader (a lone voter's sleeps
+      // come and go with every write) learns of its followers' nodes through WatchFollowers.
+      const rf::NodeId leader = node_->leader();
+      if (leader != 0 && leader != node_id_) {
+        watching_leader_ = true;
+        // Local and one per sleep: unbounded, so that a thousand partitions falling asleep at
+        // once are all registered.
+        std::ignore = ctx_.unbounded_send_to(ctx_.group_addr(), WatchLeader{partition_, leader});
+      }
     } else {
       ticks().start_on_grid(config_.tick);
-      std::ignore = ctx_.unbounded_send_to(ctx_.group_addr(), Unwatch{partition_});
+      unwatch_leader();
     }
+  }
+
+  void unwatch_leader() {
+    if (!std::exchange(watching_leader_, false)) return;
+    std::ignore = ctx_.unbounded_send_to(ctx_.group_addr(), Unwatch{partition_});
   }
 
   void on_raft_message(const pr::RaftMessage& message) {
@@ -1270,7 +1283,7 @@ class PartitionActor {
   Task<> release() {
     fail_everything(pr::RaftErrorKind::NotLeader, "this replica was removed from the partition's membership");
     ticks().stop();
-    if (asleep_) std::ignore = ctx_.unbounded_send_to(ctx_.group_addr(), Unwatch{partition_});
+    unwatch_leader();
     const rf::Index last = std::max({node_->last_index(), applied_, released_up_to_});
     std::error_code error;
     std::filesystem::create_directories(config_.snapshot_dir, error);
@@ -1376,6 +1389,7 @@ class PartitionActor {
   rf::Role role_ = rf::Role::Follower;
   std::optional<Interval<Tick>> ticks_;        ///< set once recovered
   bool asleep_ = false;                        ///< the ticks are stopped (the Node is quiesced)
+  bool watching_leader_ = false;               ///< asleep, with the leader's node registered with liveness
   std::optional<rf::ConfState> watched_conf_;  ///< as last registered with the liveness actor (leader)
   std::uint64_t ticks_taken_ = 0;
 

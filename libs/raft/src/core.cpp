@@ -225,6 +225,9 @@ Ready Core::ready() {
   }
   ready.reads = std::move(reads_);
   reads_.clear();
+  if (progress_.empty()) {
+    maybe_quiesce();  // a lone voter sleeps as soon as what it wrote is applied
+  }
 
   ready.role = role_;
   ready.leader = leader_;

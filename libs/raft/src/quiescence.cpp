@@ -3,7 +3,8 @@
 // leader's whole log (match == last index), all of it is committed in the leader's term and
 // applied, no read, transfer or Append is pending, and the group was idle for
 // quiesce_after_ticks ticks (CockroachDB found that groups quiescing at once flapped; each wake
-// costs a heartbeat round). Followers quiesce only at exactly the leader's last index, so a
+// costs a heartbeat round). A lone voter has nobody to heartbeat: it quiesces once its log is
+// applied (Core::ready), without idle ticks. Followers quiesce only at exactly the leader's last index, so a
 // quiesced group is fully caught up everywhere; the leader sleeps only once every follower did.
 // The exception is a follower whose node the application reported down (report_node_down): it
 // cannot answer, so it would keep its group awake for as long as it is gone. The leader sleeps
@@ -49,7 +50,7 @@ void Core::wake_up(bool heartbeat) {
 
 bool Core::can_quiesce() const {
   if (config_.quiesce_after_ticks <= 0 || config_.read_mode == Config::ReadMode::Lease || role_ != Role::Leader ||
-      idle_ticks_ < config_.quiesce_after_ticks) {
+      (idle_ticks_ < config_.quiesce_after_ticks && !progress_.empty())) {
     return false;
   }
   if (transferee_ != 0 || !read_only_.empty() || deferred_append_ != 0 || received_snapshot_) {

@@ -273,3 +273,25 @@ TEST_CASE(
     CHECK(cluster.propose(*next, p, put("k", "after")));
   }
 }
+
+TEST_CASE("partition actors: a partition with one replica sleeps as soon as its writes are applied, without ticks",
+          "[partition_actors]") {
+  // A lone voter has nobody to ask to sleep: its Node quiesces once the write is applied. Waiting
+  // for quiesce_after_ticks idle ticks instead, each write here would cost at least 3 ticks.
+  Cluster cluster({.nodes = 1, .partition_extra = "quiesce_after_ticks = 3"});
+  constexpr std::uint64_t kPartition = 7;
+  REQUIRE(cluster.leader(kPartition) == std::optional<std::uint16_t>{1});
+  const auto asleep = [&] {
+    auto s = cluster.status(1, kPartition);
+    return s && s->quiesced;
+  };
+  REQUIRE(eventually(asleep, 15s));
+  const std::uint64_t before = cluster.status(1, kPartition)->ticks;
+  constexpr std::uint64_t kWrites = 10;
+  for (std::uint64_t k = 0; k < kWrites; ++k) {
+    REQUIRE(cluster.propose(1, kPartition, put("k", fmt::format("v{}", k))));
+    REQUIRE(eventually(asleep, 15s));
+  }
+  // A tick of the clock's grid (20 ms) may fall within a write, awake for a sync: a few at most.
+  CHECK(cluster.status(1, kPartition)->ticks - before < kWrites);
+}

@@ -97,14 +97,26 @@ TEST_CASE("without quiescence the same idle group heartbeats every tick (what th
   CHECK(total_sent(cluster) - sent >= 4000);
 }
 
-TEST_CASE("a lone voter quiesces too", "[raft]") {
+TEST_CASE("a lone voter quiesces as soon as what it wrote is applied, without idle ticks", "[raft]") {
   sim::Cluster cluster(quiet(1));
   REQUIRE(elect_by_ticks(cluster) == 1);
-  CHECK(tick_until_quiesced(cluster) >= kQuiesceAfter);
+  CHECK(tick_until_quiesced(cluster) == 0);  // its no-op is applied: asleep already
+  for (int k = 0; k < 3; ++k) {
+    auto index = cluster.propose(1);  // wakes it; written, committed and applied at once here
+    REQUIRE(index);
+    CHECK(cluster.applied_index(1) == *index);
+    CHECK(cluster.node(1).quiesced());
+  }
+  CHECK(cluster.acknowledged().size() == 3);
+}
+
+TEST_CASE("a lone voter never quiesces when quiescence is off", "[raft]") {
+  sim::Cluster cluster(quiet(1, 0));
+  REQUIRE(elect_by_ticks(cluster) == 1);
   REQUIRE(cluster.propose(1));
-  CHECK_FALSE(cluster.node(1).quiesced());
   cluster.settle();
-  CHECK(cluster.applied_index(1) == cluster.node(1).last_index());
+  idle(cluster, 100);
+  CHECK_FALSE(cluster.node(1).quiesced());
 }
 
 TEST_CASE(

@@ -48,7 +48,9 @@ struct Config {
   int lease_drift_ticks = 1;
   /// 0: never quiesce. Otherwise a leader idle for this many ticks (no proposal, read, membership
   /// change or transfer) whose every replica holds its whole log, committed, asks them to quiesce
-  /// (node.hpp says what quiesced means). Ignored with Lease reads: a lease counts ticks.
+  /// (node.hpp says what quiesced means). Ignored with Lease reads: a lease counts ticks. A lone
+  /// voter (no other replica) quiesces without the idle ticks, as soon as its log is applied: its
+  /// sleeps and wakes cost no other replica anything.
   int quiesce_after_ticks = 0;
 };
 

@@ -1,7 +1,8 @@
 // The KV service as users run it: `elfin kv cluster start` spawns three pods (`elfin run`
 // processes on loopback, free ports), the `elfin kv` client commands and elfin::kv::Client talk
 // to them, `elfin kv cluster stop` stops them; and a pod killed with SIGKILL while a writer runs
-// loses no acknowledged write while the other two keep serving.
+// loses no acknowledged write while the other two keep serving; a pod started again keeps the
+// wal_count its WAL was created with.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -21,6 +24,9 @@
 #include <elfin/actors/kv.hpp>
 #include <elfin/kv/client.hpp>
 #include <elfin/kv/cluster.hpp>
+#include <elfin/wal/posix_file_system.hpp>
+#include <elfin/wal/recovery.hpp>
+#include <elfin/wal/writer.hpp>
 
 #include "eventually.hpp"
 #include "kv_local_cluster.hpp"
@@ -342,4 +348,32 @@ TEST_CASE(
     REQUIRE_FALSE(written);
     CHECK(written.error().kind == pk::KvErrorKind::Unavailable);
   }
+}
+
+TEST_CASE("kv: cluster start keeps the wal_count a pod's WAL was created with", "[integration][kv]") {
+  elfin::test::KvLocalCluster cluster({.pods = 1, .shards = 16});
+  INFO(cluster.started().out << cluster.started().err);
+  REQUIRE(cluster.started().code == 0);
+  REQUIRE(cluster.stop().code == 0);
+  // The pod's WAL as an older layout made it (two logs), empty: the config written must say 2,
+  // or the WAL refuses to start.
+  const std::string wal_dir = cluster.dir() + "/pod-1/wal";
+  std::filesystem::remove_all(wal_dir);
+  elfin::wal::PosixFileSystem fs;
+  for (std::uint32_t id : {0u, 1u}) {
+    elfin::wal::RecoveryOptions options;
+    options.dir = wal_dir;
+    options.wal_id = id;
+    options.wal_count = 2;
+    auto recovered = elfin::wal::recover(fs, options);
+    REQUIRE(recovered);
+    REQUIRE(elfin::wal::Writer::open(fs, recovered->log, elfin::wal::WriterOptions{}));  // its first segment
+  }
+  const auto again = cluster.start_again();
+  INFO(again.out << again.err);
+  CHECK(again.code == 0);
+  std::ifstream config(cluster.dir() + "/pod-1.config.toml");
+  const std::string text((std::istreambuf_iterator<char>(config)), std::istreambuf_iterator<char>());
+  CHECK_THAT(text, Catch::Contains("\nwal_count = 2\n"));
+  CHECK(cluster.serves(1, 20s));
 }

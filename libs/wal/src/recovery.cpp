@@ -1,6 +1,7 @@
 #include <elfin/wal/recovery.hpp>
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <utility>
 
@@ -20,6 +21,24 @@ WalResult<std::vector<std::byte>> read_whole_file(FileSystem& fs, const std::str
   if (!n) return Err{io_error(ErrorKind::ReadFailed, IoOp::Read, n.error(), path)};
   bytes.resize(*n);  // a file that shrank since fstat is read as it is now
   return bytes;
+}
+
+std::optional<std::uint32_t> stored_wal_count(FileSystem& fs, const std::string& dir,
+                                              std::optional<std::uint32_t> wal_id) {
+  auto names = fs.list(dir);
+  if (!names) return std::nullopt;
+  for (const auto& name : *names) {
+    const auto parsed = parse_segment_file_name(name);
+    if (!parsed || (wal_id && parsed->wal_id != *wal_id)) continue;
+    auto file = fs.open(join_path(dir, name), OpenMode::Read);
+    if (!file) continue;
+    std::array<std::byte, kSegmentHeaderBytes> bytes{};
+    auto n = (*file)->read_at(0, bytes);
+    if (!n || *n < bytes.size()) continue;
+    const auto decoded = decode_segment_header(bytes);
+    if (decoded.check == HeaderCheck::Ok) return decoded.header.wal_count;
+  }
+  return std::nullopt;
 }
 
 namespace {

@@ -57,16 +57,9 @@ wal::IoResult<std::map<std::uint32_t, WalFiles>> find_wals(wal::FileSystem& fs, 
   return wals;
 }
 
-// The wal_count the WAL's segments claim (from the first header that checks out), 1 if none does.
-std::uint32_t wal_count_of(wal::FileSystem& fs, const std::string& dir, const WalFiles& files) {
-  for (const auto& name : files.segments) {
-    auto bytes = wal::read_whole_file(fs, wal::join_path(dir, name));
-    if (!bytes || bytes->size() < wal::kSegmentHeaderBytes) continue;
-    const auto decoded = wal::decode_segment_header(
-        std::span<const std::byte, wal::kSegmentHeaderBytes>(bytes->data(), wal::kSegmentHeaderBytes));
-    if (decoded.check == wal::HeaderCheck::Ok) return decoded.header.wal_count;
-  }
-  return 1;
+// The wal_count the WAL's segments claim, 1 if none says.
+std::uint32_t wal_count_of(wal::FileSystem& fs, const std::string& dir, std::uint32_t wal_id) {
+  return wal::stored_wal_count(fs, dir, wal_id).value_or(1);
 }
 
 std::string range_text(const wal::IndexRange& r) {
@@ -106,7 +99,7 @@ int inspect(const std::string& dir, std::FILE* out, std::FILE* err) {
   if (wals->empty()) fmt::print(out, "{}: no WAL segments\n", dir);
   bool damaged = false;
   for (const auto& [wal_id, files] : *wals) {
-    const std::uint32_t wal_count = wal_count_of(fs, dir, files);
+    const std::uint32_t wal_count = wal_count_of(fs, dir, wal_id);
     fmt::print(out, "wal {} (wal_count {}): {} segment{}\n", wal_id, wal_count, files.segments.size(),
                files.segments.size() == 1 ? "" : "s");
     for (const auto& name : files.segments) {
@@ -177,7 +170,7 @@ int verify(const std::string& dir, std::FILE* out, std::FILE* err) {
   if (!wals) return 1;
   bool damaged = false;
   for (const auto& [wal_id, files] : *wals) {
-    auto recovered = wal::recover(fs, read_only(dir, wal_id, wal_count_of(fs, dir, files)));
+    auto recovered = wal::recover(fs, read_only(dir, wal_id, wal_count_of(fs, dir, wal_id)));
     const auto problems = problems_of(recovered);
     if (problems.empty()) {
       fmt::print(out, "wal {}: ok: {} segments, {} records, {} partitions\n", wal_id, recovered->log.segments.size(),

@@ -26,6 +26,8 @@
 #include <elfin/network/light_node.hpp>
 #include <elfin/protocols/kv.hpp>
 #include <elfin/protocols/raft.hpp>
+#include <elfin/wal/posix_file_system.hpp>
+#include <elfin/wal/recovery.hpp>
 
 namespace elfin::kv {
 
@@ -351,8 +353,14 @@ Result<std::vector<PodProcess>, std::string> start_cluster(const ClusterOptions&
       return Err{fmt::format("port {} is taken by another program (choose others with --base-port)",
                              options.base_port + n - 1)};
     }
-    for (const auto& [name, text] : {std::pair{topology, pod_topology(layout, n)},
-                                     std::pair{dir / fmt::format("pod-{}.config.toml", n), pod_config(layout, n)}}) {
+    // A pod started before keeps its WAL's count: the WAL refuses to start with another.
+    ClusterLayout pod_layout = layout;
+    wal::PosixFileSystem fs;
+    pod_layout.wal_count =
+        wal::stored_wal_count(fs, (dir / fmt::format("pod-{}", n) / "wal").string()).value_or(layout.wal_count);
+    for (const auto& [name, text] :
+         {std::pair{topology, pod_topology(pod_layout, n)},
+          std::pair{dir / fmt::format("pod-{}.config.toml", n), pod_config(pod_layout, n)}}) {
       if (auto written = write_file(name, text); !written) return Err{written.error()};
     }
     auto pid = spawn(program, topology, dir / fmt::format("pod-{}.log", n));

@@ -207,7 +207,9 @@ idle_timeout = "5s"
 
 [wal]
 dir = "{3}/wal"
-wal_count = 2
+# One log per pod: the pods of a machine share its disk, and one log syncs more entries per
+# fdatasync than two taking turns (a pod keeps the count its WAL was created with).
+wal_count = {9}
 segment_bytes = "16MiB"
 
 [partitions]
@@ -235,7 +237,7 @@ retry_interval = "50ms"
                          ? observability_config(layout.metrics_port(node),
                                                 dump_path(layout, fmt::format("pod-{}", node)), layout.dumping)
                          : std::string{},
-                     runtime);
+                     runtime, layout.wal_count);
 }
 
 std::string manager_topology(const ClusterLayout& layout) {

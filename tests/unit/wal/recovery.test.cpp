@@ -457,3 +457,26 @@ TEST_CASE("recovery drops a partition's entries up to its highest checkpoint rec
       CHECK(indexes(*recovered, 4) == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{3, 1}, {4, 1}, {5, 2}});
   }
 }
+
+TEST_CASE("stored_wal_count reads the count a directory's segments were created with", "[wal]") {
+  TempDir tmp;
+  PosixFileSystem fs;
+  const auto dir = tmp.file("wal");
+  CHECK_FALSE(stored_wal_count(fs, dir));  // no directory yet
+  for (std::uint32_t id : {0u, 1u}) {
+    auto options = recovery_options(dir);
+    options.wal_id = id;
+    options.wal_count = 3;
+    auto recovered = recover(fs, options);
+    REQUIRE(recovered);
+    auto writer = Writer::open(fs, recovered->log, test_options());
+    REQUIRE(writer);
+    write_all(*writer, {{id, 1}});
+  }
+  // A file named like a segment of WAL 2 whose header does not check out says nothing.
+  write_all_text(segment_path(dir, 0, 2), std::string(kSegmentHeaderBytes, 'x'));
+  CHECK(stored_wal_count(fs, dir) == std::optional<std::uint32_t>{3});
+  CHECK(stored_wal_count(fs, dir, 1) == std::optional<std::uint32_t>{3});
+  CHECK_FALSE(stored_wal_count(fs, dir, 2));
+  CHECK_FALSE(stored_wal_count(fs, tmp.file("empty")));
+}

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -98,5 +99,11 @@ struct Recovery {
 
 /// Reads a whole file through the file layer (ReadFailed on an error).
 [[nodiscard]] WalResult<std::vector<std::byte>> read_whole_file(FileSystem& fs, const std::string& path);
+
+/// The wal_count `dir`'s segments were created with (of WAL `wal_id`'s segments only, when given):
+/// the first segment header that checks out says it. nullopt when no segment has one (a new or
+/// missing directory). For tools that must agree with a directory recovery would refuse otherwise.
+[[nodiscard]] std::optional<std::uint32_t> stored_wal_count(FileSystem& fs, const std::string& dir,
+                                                            std::optional<std::uint32_t> wal_id = std::nullopt);
 
 }  // namespace elfin::wal

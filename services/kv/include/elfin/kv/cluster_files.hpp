@@ -49,6 +49,10 @@ struct ClusterLayout {
   bool dumping = false;
   /// Each pod's `[system.runtime] workers`; 0: not set (the runtime's default, one per core).
   std::uint32_t workers = 0;
+  /// Each pod's WAL actors (`[wal] wal_count`). One log per pod: the pods of a machine share its
+  /// disk, and one log syncs more entries per fdatasync than two taking turns (`elfin kv cluster
+  /// start` keeps the count an existing pod's WAL was created with).
+  std::uint32_t wal_count = 1;
 
   /// Where node `node` (a pod or kManagerNode) serves /metrics: its telemeter's port.
   [[nodiscard]] std::uint16_t metrics_port(std::uint16_t node) const;

@@ -4,9 +4,13 @@
 // events wake; worker threads carry their names.
 #include <pthread.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -240,7 +244,9 @@ TEST_CASE("actors a non-worker thread wakes inside a ScheduleBatch run once it i
 namespace fan_in {
 
 constexpr std::uint64_t kActors = 1000;
-constexpr std::uint64_t kRounds = 2000;
+// ELFIN_FAN_IN_ROUNDS=N runs N rounds instead (a longer hunt for the race, e.g. 200000 under a
+// new memory-ordering change); the deadline grows with them.
+std::uint64_t g_target_rounds = 2000;
 std::atomic<std::uint64_t> g_rounds{0};
 std::atomic<std::uint64_t> g_failed_sends{0};  // counted here: Catch's assertions are for the test's thread
 
@@ -262,7 +268,7 @@ Task<> replier(Context<NoConfig, Key> ctx) {
 // Each round: one message to every replier, then a thousand replies from both workers into one
 // mailbox, the driver popping them while the repliers are still linking theirs.
 Task<> driver(Context<> ctx) {
-  for (std::uint64_t round = 0; round < kRounds; ++round) {
+  for (std::uint64_t round = 0; round < g_target_rounds; ++round) {
     if (!co_await ctx.send(Tick{round})) {
       g_failed_sends.fetch_add(1);
       co_return;
@@ -289,6 +295,10 @@ Task<> driver(Context<> ctx) {
 // one run in ten). Probabilistic, as races are: it fails often without the fix, never with it.
 TEST_CASE("a receiver notified by many senders while it runs never goes idle with a message in its mailbox",
           "[core][scheduler]") {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): nothing writes the environment
+  if (const char* rounds = std::getenv("ELFIN_FAN_IN_ROUNDS")) {
+    fan_in::g_target_rounds = std::max<std::uint64_t>(1, std::strtoull(rounds, nullptr, 10));
+  }
   fan_in::g_rounds = 0;
   fan_in::g_failed_sends = 0;
   Topology topology;
@@ -302,7 +312,9 @@ TEST_CASE("a receiver notified by many senders while it runs never goes idle wit
   options.config_toml = fmt::format("[driver]\nsystem.mailbox.capacity = {}\n", fan_in::kActors);
   auto system = System::start(std::move(topology), std::move(options));
   REQUIRE(system.ok());
-  const bool done = eventually([] { return fan_in::g_rounds.load() == fan_in::kRounds; }, std::chrono::seconds(60));
+  const auto deadline = std::max<std::chrono::milliseconds>(std::chrono::seconds(60),
+                                                            std::chrono::milliseconds(30) * fan_in::g_target_rounds);
+  const bool done = eventually([] { return fan_in::g_rounds.load() == fan_in::g_target_rounds; }, deadline);
   INFO("rounds done: " << fan_in::g_rounds.load());
   CHECK(done);
   CHECK(fan_in::g_failed_sends.load() == 0);

@@ -464,14 +464,8 @@ TEST_CASE("stored_wal_count reads the count a directory's segments were created 
   const auto dir = tmp.file("wal");
   CHECK_FALSE(stored_wal_count(fs, dir));  // no directory yet
   for (std::uint32_t id : {0u, 1u}) {
-    auto options = recovery_options(dir);
-    options.wal_id = id;
-    options.wal_count = 3;
-    auto recovered = recover(fs, options);
-    REQUIRE(recovered);
-    auto writer = Writer::open(fs, recovered->log, test_options());
-    REQUIRE(writer);
-    write_all(*writer, {{id, 1}});
+    auto writer = open_shared_wal(fs, dir, id, 3);
+    write_all(writer, {{id, 1}});
   }
   // A file named like a segment of WAL 2 whose header does not check out says nothing.
   write_all_text(segment_path(dir, 0, 2), std::string(kSegmentHeaderBytes, 'x'));

@@ -68,6 +68,18 @@ inline Opened open_wal(FileSystem& fs, const std::string& dir, const WriterOptio
   return Opened{std::move(*recovered), std::move(*writer)};
 }
 
+/// Recovers WAL `wal_id` of `wal_count` sharing `dir` and opens a writer on it; REQUIREs success.
+inline Writer open_shared_wal(FileSystem& fs, const std::string& dir, std::uint32_t wal_id, std::uint32_t wal_count) {
+  auto options = recovery_options(dir);
+  options.wal_id = wal_id;
+  options.wal_count = wal_count;
+  auto recovered = recover(fs, options);
+  if (!recovered) FAIL("recovery failed: " << to_string(recovered.error()));
+  auto writer = Writer::open(fs, recovered->log, test_options());
+  if (!writer) FAIL("Writer::open failed: " << to_string(writer.error()));
+  return std::move(*writer);
+}
+
 /// Appends `specs` to `writer` and commits every `batch` records; REQUIREs success.
 inline void write_all(Writer& writer, const std::vector<Spec>& specs, std::size_t batch = 1) {
   std::size_t in_batch = 0;

@@ -340,15 +340,9 @@ TEST_CASE("WALs sharing a directory recover only their own segments", "[wal]") {
   PosixFileSystem fs;
   const auto dir = tmp.file("wal");
   for (std::uint32_t id : {0u, 1u}) {
-    auto options = recovery_options(dir);
-    options.wal_id = id;
-    options.wal_count = 2;
-    auto recovered = recover(fs, options);
-    REQUIRE(recovered);
-    auto writer = Writer::open(fs, recovered->log, test_options());
-    REQUIRE(writer);
+    auto writer = open_shared_wal(fs, dir, id, 2);
     // Partition p lives on WAL p % 2.
-    write_all(*writer, {{id, 1}, {id + 2, 1}, {id, 2}});
+    write_all(writer, {{id, 1}, {id + 2, 1}, {id, 2}});
   }
   for (std::uint32_t id : {0u, 1u}) {
     auto options = recovery_options(dir);

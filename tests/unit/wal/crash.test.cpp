@@ -110,6 +110,7 @@ TEST_CASE("after a power loss only synced data survives and everything acknowled
       // A few acknowledged batches of three partitions.
       for (int batch = 0; batch < 3; ++batch) {
         std::vector<Spec> specs;
+        specs.reserve(3);
         for (std::uint64_t p = 0; p < 3; ++p) specs.push_back({p, next_index, 1});
         write_all(writer, specs, specs.size());
         for (std::uint64_t p = 0; p < 3; ++p) acked[p] = next_index;
@@ -119,6 +120,7 @@ TEST_CASE("after a power loss only synced data survives and everything acknowled
       const int cut_after = round % 3;  // 0: nothing; 1: the write reached the page cache; 2: ...
       fs.crash_after(fs.mutating_calls() + static_cast<std::uint64_t>(cut_after));
       std::vector<std::vector<std::byte>> payloads;
+      payloads.reserve(3);
       for (std::uint64_t p = 0; p < 3; ++p) payloads.push_back(bytes_of(payload_text(p, next_index)));
       for (std::uint64_t p = 0; p < 3; ++p) REQUIRE(writer.append(Record{1, p, 1, next_index, payloads[p]}));
       const auto before = writer.log().segments.back().end_offset;

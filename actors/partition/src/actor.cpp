@@ -27,17 +27,17 @@
 // waits in the persister's queue while this replica's own is written, and no own snapshot starts
 // while a received one is queued or being written (it is newer than anything applied here).
 //
-// Idle partitions sleep: once the Node quiesces (quiesce_after_ticks, see libs/raft's node.hpp)
-// and nothing waits for an answer or a write, the actor stops its tick Interval and, on a
-// follower, registers its leader with the node's liveness actor (liveness.hpp); a request or a
-// Raft message wakes the Node, and the actor then starts ticking again and deregisters. A lone
-// voter quiesces as soon as what it wrote is applied, so at replication factor 1 a write starts
-// and stops the ticks and rarely sees one. A LeaderDown from the
-// liveness actor is reported to the Node, which wakes and elects. A leader registers its
-// followers' nodes with the liveness actor and reports their downs and returns to the Node, which
-// then sleeps without a dead follower and wakes when it is back. Awake, the timed heartbeats
-// and their answers (libs/raft marks them periodic) go to the liveness actor, which carries them
-// to their node with its next ping (coalesce_heartbeats): one message per node pair and tick.
+// Idle partitions sleep: once the Node quiesces (quiesce_after_ticks, see libs/raft's node.hpp) and
+// nothing waits for an answer or a write, the actor stops its tick Interval and, on a follower,
+// registers its leader with the node's liveness actor (liveness.hpp); a request or a Raft message
+// wakes the Node, and the actor then starts ticking again and deregisters. A lone voter quiesces as
+// soon as what it wrote is applied, so at replication factor 1 a write starts and stops the ticks
+// and rarely sees one. A LeaderDown from the liveness actor is reported to the Node, which wakes
+// and elects. A leader registers its followers' nodes with the liveness actor and reports their
+// downs and returns to the Node, which then sleeps without a dead follower and wakes when it is
+// back. Awake, the timed heartbeats and their answers (libs/raft marks them periodic) go to the
+// liveness actor, which carries them to their node with its next ping (coalesce_heartbeats): one
+// message per node pair and tick.
 //
 // The persister is a stream next to the actor (elfin/stream.hpp): it runs while the actor waits in
 // `recv`, so the actor keeps stepping peer messages, taking proposals and producing Readies while

@@ -1,15 +1,15 @@
-// Quiescence: an idle group stops ticking and heartbeating (node.hpp describes the handshake).
-// The leader decides, and only when nothing could be lost by sleeping: every follower holds the
+// Quiescence: an idle group stops ticking and heartbeating (node.hpp describes the handshake). The
+// leader decides, and only when nothing could be lost by sleeping: every follower holds the
 // leader's whole log (match == last index), all of it is committed in the leader's term and
-// applied, no read, transfer or Append is pending, and the group was idle for
-// quiesce_after_ticks ticks (CockroachDB found that groups quiescing at once flapped; each wake
-// costs a heartbeat round). A lone voter has nobody to heartbeat: it quiesces once its log is
-// applied (Core::ready), without idle ticks. Followers quiesce only at exactly the leader's last index, so a
-// quiesced group is fully caught up everywhere; the leader sleeps only once every follower did.
-// The exception is a follower whose node the application reported down (report_node_down): it
-// cannot answer, so it would keep its group awake for as long as it is gone. The leader sleeps
-// without it when the live, caught-up voters (itself included) are a quorum of every voter set,
-// and wakes when the node is reported up, or anything comes from it, to catch it up.
+// applied, no read, transfer or Append is pending, and the group was idle for quiesce_after_ticks
+// ticks (CockroachDB found that groups quiescing at once flapped; each wake costs a heartbeat
+// round). A lone voter has nobody to heartbeat: it quiesces once its log is applied (Core::ready),
+// without idle ticks. Followers quiesce only at exactly the leader's last index, so a quiesced
+// group is fully caught up everywhere; the leader sleeps only once every follower did. The
+// exception is a follower whose node the application reported down (report_node_down): it cannot
+// answer, so it would keep its group awake for as long as it is gone. The leader sleeps without it
+// when the live, caught-up voters (itself included) are a quorum of every voter set, and wakes when
+// the node is reported up, or anything comes from it, to catch it up.
 #include <algorithm>
 
 #include "core.hpp"

@@ -208,7 +208,7 @@ idle_timeout = "5s"
 [wal]
 dir = "{3}/wal"
 # One log per pod: the pods of a machine share its disk, and one log syncs more entries per
-# fdatasync than two taking turns (a pod keeps the count its WAL was created with).
+# fdatasync than two taking turns (`elfin kv cluster start` keeps an existing pod's count).
 wal_count = {9}
 segment_bytes = "16MiB"
 

@@ -58,7 +58,7 @@ Task<> client(Context<ClientConfig> ctx) {
   while (auto envelope = co_await ctx.recv()) {
     if (!envelope->is<ConfigUpdated>()) continue;
     Increment increment{3};
-    std::ignore = co_await ctx.send(std::move(increment));
+    std::ignore = co_await ctx.send(increment);
     Echo echo{"hi"};
     auto answer = co_await ctx.request(std::move(echo));
     Login login{"ann", std::string{"s3cret"}};
@@ -68,7 +68,7 @@ Task<> client(Context<ClientConfig> ctx) {
     std::ignore = co_await ctx.send(std::move(bulk));
     for (std::uint32_t i = 0; i < ctx.config().burst; ++i) std::ignore = co_await ctx.send(Increment{1});
     GetValue get;
-    auto value = co_await ctx.request(std::move(get));  // answered after everything before it
+    auto value = co_await ctx.request(get);  // answered after everything before it
     journal().add(fmt::format("client done: {} {}", answer ? *answer : "?", value ? *value : 0));
   }
 }
@@ -172,9 +172,13 @@ TEST_CASE("every message received and sent is dumped, requests and responses lin
   CHECK(describe(dumps, "client") == std::vector<std::string>{"in UpdateConfig", "out Increment", "out Echo request",
                                                               "in Echo response", "out Login", "out Pin",
                                                               "out GetValue request", "in GetValue response"});
-  CHECK(describe(dumps, "server") == std::vector<std::string>{"in UpdateConfig", "in Increment", "in Echo request",
-                                                              "out Echo response", "in Login", "in Pin",
-                                                              "in GetValue request", "out GetValue response"});
+  // The server's start-up UpdateConfig comes from the system's thread and races the client's first
+  // message (the client, an entrypoint, starts first): it is there once, at either place.
+  auto server = describe(dumps, "server");
+  CHECK(std::count(server.begin(), server.end(), "in UpdateConfig") == 1);
+  std::erase(server, "in UpdateConfig");
+  CHECK(server == std::vector<std::string>{"in Increment", "in Echo request", "out Echo response", "in Login", "in Pin",
+                                           "in GetValue request", "out GetValue response"});
 
   using dumping::Direction;
   // A message keeps its trace id from sender to receiver; a request and its response share a

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <sstream>
 #include <thread>
 
@@ -172,10 +173,12 @@ TEST_CASE("every message received and sent is dumped, requests and responses lin
   CHECK(describe(dumps, "client") == std::vector<std::string>{"in UpdateConfig", "out Increment", "out Echo request",
                                                               "in Echo response", "out Login", "out Pin",
                                                               "out GetValue request", "in GetValue response"});
-  // The server's start-up UpdateConfig comes from the system's thread and races the client's first
-  // message (the client, an entrypoint, starts first): it is there once, at either place.
+  // The server's start-up UpdateConfig comes from the system's thread and races the client (an
+  // entrypoint, started first): it may come before, among or after the client's messages, or only
+  // after the drain.
   auto server = describe(dumps, "server");
-  CHECK(std::count(server.begin(), server.end(), "in UpdateConfig") == 1);
+  CHECK(std::count(server.begin(), server.end(), "in UpdateConfig") <= 1);
+  const std::size_t server_dumps = server.size();
   std::erase(server, "in UpdateConfig");
   CHECK(server == std::vector<std::string>{"in Increment", "in Echo request", "out Echo response", "in Login", "in Pin",
                                            "in GetValue request", "out GetValue response"});
@@ -200,7 +203,9 @@ TEST_CASE("every message received and sent is dumped, requests and responses lin
   for (const auto& d : dumps) {
     if (d.group == "server") sequence.push_back(d.sequence_no);
   }
-  CHECK(sequence == std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6, 7, 8});
+  std::vector<std::uint64_t> counted(server_dumps);
+  std::iota(counted.begin(), counted.end(), 1);
+  CHECK(sequence == counted);
 }
 
 TEST_CASE("a Hidden field is hidden in dumps only; ELFIN_NO_DUMPING types are never dumped", "[core][dumping]") {

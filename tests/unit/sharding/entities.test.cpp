@@ -136,7 +136,7 @@ TEST_CASE("sharding pods: an idle entity passivates and the next message starts 
   CHECK(cluster.carts().running_on(PodCluster::ref(1).address) == 0);
   // The old incarnation leaves the registry a moment before it leaves its group: a request in
   // between finds its mailbox closed and fails as refused (Failed), which request_entity tries
-  // again. So does the test (it failed 2 times in 40 runs under ASan without).
+  // again. So does the test.
   auto after = cluster.proxy().request_fallible(CartGet{"cart-a"}, cluster.carts_of(1));
   for (int attempt = 0; attempt < 100 && !after && after.error() == elfin::RequestError::Failed; ++attempt) {
     after = cluster.proxy().request_fallible(CartGet{"cart-a"}, cluster.carts_of(1));

@@ -288,11 +288,11 @@ Task<> driver(Context<> ctx) {
 
 }  // namespace fan_in
 
-// A sender whose notification found the receiver already marked to poll again used to leave it at
-// that with a plain load, while the receiver's worker cleared the mark with a plain store and
-// polled: on x86 both could read the other's old value, the poll missed the message being linked,
-// and the receiver went idle with it in its mailbox for good (the fan_out benchmark hung in about
-// one run in ten). Probabilistic, as races are: it fails often without the fix, never with it.
+// A sender whose notification finds the receiver already marked to poll again must still write
+// the mark (an RMW), and the worker must clear it with one: with a plain load on one side and a
+// plain store on the other, on x86 both can read the other's old value, the poll misses the
+// message being linked, and the receiver goes idle with it in its mailbox for good (see
+// ActorCell::notify). Probabilistic, as races are: the rounds make the window likely to be hit.
 TEST_CASE("a receiver notified by many senders while it runs never goes idle with a message in its mailbox",
           "[core][scheduler]") {
   // NOLINTNEXTLINE(concurrency-mt-unsafe): nothing writes the environment

@@ -4,8 +4,10 @@
 // same run exactly.
 //
 // ELFIN_PARTITION_SIM_RUNS sets how many seeds run (default: the CI budget, fewer in sanitized
-// builds); ELFIN_PARTITION_SIM_SEED=<seed> runs that seed alone (what a failure prints);
-// ELFIN_PARTITION_SIM_STATS=1 prints what the runs exercised.
+// builds); ELFIN_PARTITION_SIM_SEED=<seed> runs that seed alone and ELFIN_PARTITION_SIM_OPERATIONS
+// sets its operation count (a failure prints both: a sanitized build runs fewer operations, so its
+// seed replays in another build only with its count); ELFIN_PARTITION_SIM_STATS=1 prints what the
+// runs exercised.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -25,9 +27,10 @@ TEST_CASE("seeded runs under partitions, crashes and lossy links stay linearizab
     const std::uint64_t seed = only != 0 ? only : 1000 + i;
     psim::RunOptions options;
     options.seed = seed;
-    if (psim::kSanitized && only == 0) options.operations = 500;
+    options.operations = psim::env_number("ELFIN_PARTITION_SIM_OPERATIONS", psim::kSanitized ? 500 : 1000);
     const psim::RunResult r = psim::run(options);
-    INFO("replay with ELFIN_PARTITION_SIM_SEED=" << seed << " (" << r.describe << ")");
+    INFO("replay with ELFIN_PARTITION_SIM_SEED=" << seed << " ELFIN_PARTITION_SIM_OPERATIONS=" << options.operations
+                                                 << " (" << r.describe << ")");
     INFO(r.check.summary());
     CHECK(r.check.verdict == elfin::linearizability::Verdict::Ok);
     for (const auto& problem : r.problems) FAIL_CHECK(problem);

@@ -12,6 +12,9 @@
 // improvement makes it practical: a memo of (set of placed operations, model state) pairs already
 // explored, so a configuration reached along two orders is searched once. The history is split by
 // the model's partition (per key) and each key is searched alone, possibly on several threads.
+// Pending operations get a second search beside that one, taking turns with it: one that may
+// place none of them, then a few more each round (most operations a crash left unanswered never
+// took effect, and trying each of them everywhere is what makes a search explode).
 //
 // The problem is NP-complete; the cost grows with how many operations overlap on one key (and with
 // pending operations, which overlap everything after them), not with the history's length. A key

@@ -59,46 +59,23 @@ class KeySearch {
 
   KeyOutcome run() {
     build();
-    State state = model_.init();
-    OpSet placed(ops_.size());
-    std::size_t completed_left = completed_;
-    Entry* entry = head_.next;
-    for (;;) {
-      if (completed_left == 0) return KeyOutcome::Ok;
-      if (++steps_ > options_.max_steps_per_key) return KeyOutcome::Unknown;
-      if (has_deadline_ && (steps_ & 1023) == 0 && std::chrono::steady_clock::now() >= deadline_) {
-        return KeyOutcome::Unknown;
-      }
-      if (entry != nullptr && entry->call) {
-        const Op& op = history_[ops_[entry->op]];
-        Frame frame{entry->op, state, model_.step(state, op.input, op.output), 0};
-        if (place(frame, state, placed, completed_left)) {
-          entry = head_.next;
-        } else {
-          entry = entry->next;
-        }
-        continue;
-      }
-      // A completion reached while its operation is not placed (or the end of the list): this
-      // order cannot go on. Remember the deepest such point for the report, then backtrack.
-      if (entry != nullptr) note_blocked(*entry, state);
-      for (;;) {
-        if (stack_.empty()) return KeyOutcome::Violation;
-        Frame& top = stack_.back();
-        state = std::move(top.before);
-        placed.reset(top.op);
-        unlift(top.op);
-        if (completes(top.op)) ++completed_left;
-        Frame frame = std::move(top);
-        stack_.pop_back();
-        const std::size_t op = frame.op;
-        frame.before = state;
-        if (place(frame, state, placed, completed_left)) {
-          entry = head_.next;
-          break;
-        }
-        entry = calls_[op]->next;
-        break;
+    if (pending_ == 0) return outcome_of(search(0, kNoBudget));
+    // Pending operations make a search long in two ways. Where those that took effect did so
+    // soon after their invocation, placing each as soon as it may be finds an order quickly.
+    // Where most never took effect (lost with a crashed node), placing them early leads into dead
+    // ends far down, and every subset of them placed there is explored again; a search that may
+    // place none of them, then a few, finds the order at once. So the two take turns, with a
+    // budget of steps that doubles each turn: at most about four times the steps of the better
+    // one. Only the first, with every pending operation free, can conclude a violation.
+    for (std::uint64_t budget = kFirstBudget;; budget *= 2) {
+      if (const Outcome outcome = search(pending_, budget); outcome != Outcome::OutOfBudget) return outcome_of(outcome);
+      std::uint64_t left = budget;
+      for (std::size_t limit = 0; limit < pending_; limit = std::max<std::size_t>(1, 2 * limit)) {
+        const std::uint64_t before = steps_;
+        const Outcome outcome = search(limit, left);
+        if (outcome == Outcome::Ok || outcome == Outcome::GaveUp) return outcome_of(outcome);
+        if (outcome == Outcome::OutOfBudget) break;
+        left -= steps_ - before;  // Violation: not without more of them
       }
     }
   }
@@ -154,12 +131,85 @@ class KeySearch {
     std::vector<std::size_t> candidates;
   };
 
+  /// How one search ended: Ok and Violation as a key's outcome; OutOfBudget when it used the
+  /// steps it was given; GaveUp at the key's step limit or the check's deadline.
+  enum class Outcome : std::uint8_t { Ok, Violation, OutOfBudget, GaveUp };
+  static constexpr std::uint64_t kNoBudget = UINT64_MAX;
+  static constexpr std::uint64_t kFirstBudget = 1024;
+
+  static KeyOutcome outcome_of(Outcome outcome) {
+    switch (outcome) {
+      case Outcome::Ok:
+        return KeyOutcome::Ok;
+      case Outcome::Violation:
+        return KeyOutcome::Violation;
+      case Outcome::OutOfBudget:
+      case Outcome::GaveUp:
+        break;
+    }
+    return KeyOutcome::Unknown;
+  }
+
+  /// A search from the start with at most `pending_limit` pending operations placed and at most
+  /// `budget` steps. Leaves the list, the sets and the memo as it found them unless it is Ok.
+  Outcome search(std::size_t pending_limit, std::uint64_t budget) {
+    pending_limit_ = pending_limit;
+    best_ = {};
+    const std::uint64_t stop = budget == kNoBudget ? kNoBudget : steps_ + budget;
+    State state = model_.init();
+    std::size_t completed_left = completed_;
+    Entry* entry = head_.next;
+    for (;;) {
+      if (completed_left == 0) return Outcome::Ok;
+      if (entry != nullptr && entry->call && !completes(entry->op) && pending_placed_ == pending_limit_) {
+        entry = entry->next;  // no more pending operations in this search
+        continue;
+      }
+      if (entry != nullptr && entry->call) {
+        if (steps_ == stop) return abandon(Outcome::OutOfBudget, completed_left);
+        if (++steps_ > options_.max_steps_per_key) return abandon(Outcome::GaveUp, completed_left);
+        if (has_deadline_ && (steps_ & 1023) == 0 && std::chrono::steady_clock::now() >= deadline_) {
+          return abandon(Outcome::GaveUp, completed_left);
+        }
+        const Op& op = history_[ops_[entry->op]];
+        Frame frame{entry->op, state, model_.step(state, op.input, op.output), 0};
+        entry = place(frame, state, completed_left) ? head_.next : entry->next;
+        continue;
+      }
+      // A completion reached while its operation is not placed (or the end of the list): this
+      // order cannot go on. Remember the deepest such point for the report, then backtrack.
+      if (entry != nullptr) note_blocked(*entry, state);
+      if (stack_.empty()) {
+        memo_.clear();
+        return Outcome::Violation;
+      }
+      Frame& top = stack_.back();
+      state = std::move(top.before);
+      unplace(top.op, completed_left);
+      Frame frame = std::move(top);
+      stack_.pop_back();
+      frame.before = state;
+      entry = place(frame, state, completed_left) ? head_.next : calls_[frame.op]->next;
+    }
+  }
+
+  /// Takes back every placed operation (in the reverse order, which restores the list).
+  Outcome abandon(Outcome outcome, std::size_t& completed_left) {
+    while (!stack_.empty()) {
+      unplace(stack_.back().op, completed_left);
+      stack_.pop_back();
+    }
+    memo_.clear();
+    return outcome;
+  }
+
   [[nodiscard]] bool completes(std::size_t op) const { return calls_[op]->match != nullptr; }
 
   void build() {
     const std::size_t n = ops_.size();
     entries_.resize(2 * n);
     calls_.resize(n);
+    placed_ = OpSet(n);
     struct Event {
       Time time;
       bool call;
@@ -173,6 +223,8 @@ class KeySearch {
       if (op.complete) {
         ++completed_;
         events.push_back({*op.complete, false, i});
+      } else {
+        ++pending_;
       }
     }
     // Closed intervals: at one instant, invocations come before completions.
@@ -198,19 +250,34 @@ class KeySearch {
 
   /// Tries the frame's states from `next_after` on; places the operation with the first one not
   /// explored yet and pushes the frame. `state` is the state before it.
-  bool place(Frame& frame, State& state, OpSet& placed, std::size_t& completed_left) {
-    placed.set(frame.op);
+  bool place(Frame& frame, State& state, std::size_t& completed_left) {
+    placed_.set(frame.op);
     while (frame.next_after < frame.after.size()) {
       State& candidate = frame.after[frame.next_after++];
-      if (!memo_.insert(MemoKey{placed, candidate}).second) continue;
+      if (!memo_.insert(MemoKey{placed_, candidate}).second) continue;
       state = std::move(candidate);
       lift(frame.op);
-      if (completes(frame.op)) --completed_left;
+      if (completes(frame.op)) {
+        --completed_left;
+      } else {
+        ++pending_placed_;
+      }
       stack_.push_back(std::move(frame));
       return true;
     }
-    placed.reset(frame.op);
+    placed_.reset(frame.op);
     return false;
+  }
+
+  /// Takes back the operation the last frame placed.
+  void unplace(std::size_t op, std::size_t& completed_left) {
+    placed_.reset(op);
+    unlift(op);
+    if (completes(op)) {
+      ++completed_left;
+    } else {
+      --pending_placed_;
+    }
   }
 
   void lift(std::size_t op) {
@@ -267,7 +334,11 @@ class KeySearch {
   std::vector<Entry*> calls_;
   Entry head_;
   std::size_t completed_ = 0;
+  std::size_t pending_ = 0;         // operations without an answer
+  std::size_t pending_limit_ = 0;   // how many of them the current search may place
+  std::size_t pending_placed_ = 0;  // how many it has placed
   std::vector<Frame> stack_;
+  OpSet placed_{0};
   std::unordered_set<MemoKey, MemoHash> memo_{16, MemoHash{&model_}};
   std::uint64_t steps_ = 0;
   Best best_;

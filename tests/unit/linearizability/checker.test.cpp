@@ -228,13 +228,13 @@ TEST_CASE("unanswered operations that never took effect do not multiply the sear
   // early as it may be leads the search into a dead end at the last answer, and back through
   // every subset of them placed before it (millions of steps); the search that places none of
   // them, then one, finds the order in about a thousand.
-  const auto history = [](int lost_writes) {
+  const auto history = [](std::uint64_t lost_writes) {
     History h;
     h.add(1, 0, 10, KvInput::put("a", "first"), KvOutput::ok(4));
     h.add_pending(2, 100, KvInput::del("a"));
     h.add_pending(3, 120, KvInput::del("a"));
-    for (int i = 0; i < lost_writes; ++i) {
-      h.add_pending(static_cast<std::uint64_t>(10 + i), 150 + 10 * i, KvInput::put("a", "lost" + std::to_string(i)));
+    for (std::uint64_t i = 0; i < lost_writes; ++i) {
+      h.add_pending(10 + i, static_cast<lin::Time>(150 + 10 * i), KvInput::put("a", "lost" + std::to_string(i)));
     }
     h.add_pending(4, 300, KvInput::cas("a", 0, "created"));
     h.add(5, 400, 410, KvInput::cas("a", 0, "again"), KvOutput::mismatch("first", 4));
@@ -279,8 +279,7 @@ TEST_CASE("a search over its budget answers unknown instead of running on", "[li
   // Forty writes of one key all pending, then a read of a value none wrote: proving that no
   // subset and order of the pending writes explains it means exploring every subset.
   History h;
-  for (int i = 0; i < 40; ++i)
-    h.add_pending(static_cast<std::uint64_t>(i + 1), 0, KvInput::put("a", std::to_string(i)));
+  for (std::uint64_t i = 0; i < 40; ++i) h.add_pending(i + 1, 0, KvInput::put("a", std::to_string(i)));
   h.add(100, 10, 20, KvInput::get("a"), KvOutput::found("nobody", 1));
   const auto limited = check(h, {.max_steps_per_key = 10'000});
   CHECK(limited.verdict == lin::Verdict::Unknown);

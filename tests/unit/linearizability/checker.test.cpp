@@ -227,7 +227,7 @@ TEST_CASE("unanswered operations that never took effect do not multiply the sear
   // never took effect, one delete did, long after it was sent. Placing each unanswered write as
   // early as it may be leads the search into a dead end at the last answer, and back through
   // every subset of them placed before it (millions of steps); the search that places none of
-  // them, then one, finds the order in about a thousand.
+  // them, then one, finds the order in under two thousand.
   const auto history = [](std::uint64_t lost_writes) {
     History h;
     h.add(1, 0, 10, KvInput::put("a", "first"), KvOutput::ok(4));

@@ -158,7 +158,6 @@ class KeySearch {
   /// A search from the start with at most `pending_limit` pending operations placed and at most
   /// `budget` steps. Leaves the list, the sets and the memo as it found them unless it is Ok.
   Outcome search(std::size_t pending_limit, std::uint64_t budget) {
-    pending_limit_ = pending_limit;
     best_ = {};
     const std::uint64_t stop = budget == kNoBudget ? kNoBudget : steps_ + budget;
     State state = model_.init();
@@ -166,7 +165,7 @@ class KeySearch {
     Entry* entry = head_.next;
     for (;;) {
       if (completed_left == 0) return Outcome::Ok;
-      if (entry != nullptr && entry->call && !completes(entry->op) && pending_placed_ == pending_limit_) {
+      if (entry != nullptr && entry->call && !completes(entry->op) && pending_placed_ == pending_limit) {
         entry = entry->next;  // no more pending operations in this search
         continue;
       }
@@ -340,7 +339,6 @@ class KeySearch {
   Entry head_;
   std::size_t completed_ = 0;
   std::size_t pending_ = 0;         // operations without an answer
-  std::size_t pending_limit_ = 0;   // how many of them the current search may place
   std::size_t pending_placed_ = 0;  // how many it has placed
   std::vector<Frame> stack_;
   OpSet placed_{0};

@@ -191,19 +191,14 @@ void NetworkState::stop(const std::string& reason) {
 void NetworkState::accept(asio::ip::tcp::acceptor& acceptor) {
   acceptor.async_accept([this, &acceptor](std::error_code ec, asio::ip::tcp::socket socket) {
     if (ec) {
-      if (ec != asio::error::operation_aborted) {
-        log(LogLevel::Warn, fmt::format("accept failed: {}", ec.message()));
-        accept(acceptor);
-      }
+      // stop() closes the acceptor on this thread: a completion queued before that must not
+      // accept again on a closed one (that fails at once, again and again).
+      if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
+      log(LogLevel::Warn, fmt::format("accept failed: {}", ec.message()));
+      accept(acceptor);
       return;
     }
-    auto conn = std::make_shared<Connection>(*this, std::move(socket), /*outgoing=*/false);
-    {
-      std::lock_guard lock(mu_);
-      all_.push_back(conn);
-    }
-    conn->start();
-    accept(acceptor);
+    if (adopt(std::move(socket), nullptr)) accept(acceptor);
   });
 }
 
@@ -227,15 +222,24 @@ void NetworkState::dial(Dialer& dialer) {
         redial_later(dialer);
         return;
       }
-      auto conn = std::make_shared<Connection>(*this, std::move(*socket), /*outgoing=*/true);
-      {
-        std::lock_guard lock(mu_);
-        all_.push_back(conn);
-        dialed_[conn.get()] = &dialer;
-      }
-      conn->start();
+      (void)adopt(std::move(*socket), &dialer);
     });
   });
+}
+
+bool NetworkState::adopt(asio::ip::tcp::socket socket, Dialer* dialer) {
+  auto conn = std::make_shared<Connection>(*this, std::move(socket), /*outgoing=*/dialer != nullptr);
+  {
+    // stop() sets stopped_ under start_mu_ and only then lists all_ under mu_: holding both here,
+    // a connection is either on that list (and closed by stop) or never started.
+    std::lock_guard start_lock(start_mu_);
+    if (stopped_) return false;  // conn's socket closes with it
+    std::lock_guard lock(mu_);
+    all_.push_back(conn);
+    if (dialer != nullptr) dialed_[conn.get()] = dialer;
+  }
+  conn->start();
+  return true;
 }
 
 void NetworkState::redial_later(Dialer& dialer) {

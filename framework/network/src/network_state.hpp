@@ -138,6 +138,10 @@ class NetworkState final : public elfin::detail::RemoteRouter, public std::enabl
   };
   void accept(asio::ip::tcp::acceptor& acceptor);
   void dial(Dialer& dialer);
+  /// Starts a connection on `socket`, just accepted (`dialer` null) or connected by `dialer`;
+  /// false, the socket closed, once the network is stopping: an accept or a dial that completes
+  /// during stop() must not leave a connection open that stop() never saw.
+  [[nodiscard]] bool adopt(asio::ip::tcp::socket socket, Dialer* dialer);
   void redial_later(Dialer& dialer);
 
   elfin::detail::SystemCore& system_;
@@ -152,7 +156,7 @@ class NetworkState final : public elfin::detail::RemoteRouter, public std::enabl
   std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors_;  // I/O thread once started
   std::vector<std::unique_ptr<Dialer>> dialers_;                     // I/O thread once started
 
-  std::mutex start_mu_;
+  std::mutex start_mu_;                 // taken before mu_ when both are held
   bool started_ = false;                // guarded by start_mu_
   bool stopped_ = false;                // guarded by start_mu_
   std::vector<std::string> listening_;  // written by start, read-only afterwards

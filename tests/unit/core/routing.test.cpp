@@ -4,6 +4,10 @@
 // complete before the test looks at them.
 #include <catch2/catch.hpp>
 
+#include <future>
+#include <memory>
+#include <utility>
+
 #include <elfin/elfin.hpp>
 #include <elfin/testing/proxy.hpp>
 
@@ -20,7 +24,7 @@ namespace {
 Outcome<Key> route_by_mode(const Envelope& e) {
   const auto* k = e.get<Keyed>();
   if (k == nullptr) return Outcome<Key>::Default();
-  if (k->mode == "unicast") return Outcome<Key>::Unicast(k->key);
+  if (k->mode == "unicast" || k->mode == "unicast_stop") return Outcome<Key>::Unicast(k->key);
   if (k->mode == "gentle_unicast") return Outcome<Key>::GentleUnicast(k->key);
   if (k->mode == "multicast") return Outcome<Key>::Multicast(k->keys);
   if (k->mode == "gentle_multicast") return Outcome<Key>::GentleMulticast(k->keys);
@@ -176,4 +180,74 @@ TEST_CASE("a group without a router unicasts to its one actor, but Ping and Term
 
   proxy.send(Increment{});  // any other message starts it again
   CHECK(recv_seen(proxy, 2) == Lines{"0:spawned", "0:Increment"});
+}
+
+namespace {
+
+/// Holds the worker that closes an actor for good in the middle of it: the destructor of what
+/// the actor's stream keeps alive runs while the closing drops the actor's sources, after its
+/// mailbox closed and before it is unregistered.
+struct ClosingGate {
+  std::promise<void> in_window;
+  std::promise<void> release;
+};
+
+struct HeldByStream {
+  std::shared_ptr<ClosingGate> gate;
+  HeldByStream(const HeldByStream&) = delete;
+  HeldByStream& operator=(const HeldByStream&) = delete;
+  explicit HeldByStream(std::shared_ptr<ClosingGate> g) : gate(std::move(g)) {}
+  ~HeldByStream() {
+    if (!gate) return;
+    gate->in_window.set_value();
+    gate->release.get_future().wait();
+  }
+};
+
+std::shared_ptr<ClosingGate>& closing_gate() {
+  static std::shared_ptr<ClosingGate> gate;  // taken by the first actor that starts
+  return gate;
+}
+
+Task<> closing_reporter(Context<NoConfig, Key> ctx) {
+  Seen spawned{ctx.key(), "spawned"};
+  std::ignore = co_await ctx.send(std::move(spawned));
+  while (auto envelope = co_await ctx.recv()) {
+    const auto* k = envelope->get<Keyed>();
+    if (k == nullptr) continue;
+    if (k->mode == "unicast_stop") {
+      // A stream attached on the way out is still attached when the actor ends, so what it
+      // keeps alive is destroyed by the closing.
+      auto held = std::make_shared<HeldByStream>(std::exchange(closing_gate(), nullptr));
+      ctx.attach(Stream::generate([held](Emitter emitter) -> Task<> {
+        Seen item{0, "item"};
+        co_await emitter.emit(item);
+      }));
+      co_return;
+    }
+    Seen seen{ctx.key(), k->mode};
+    std::ignore = co_await ctx.send(std::move(seen));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a message routed to a key whose actor is closing starts the key's next actor instead of failing",
+          "[core][routing]") {
+  auto gate = std::make_shared<ClosingGate>();
+  closing_gate() = gate;
+  auto proxy = testing::proxy(ActorGroup().router(MapRouter<Key>(route_by_mode)).exec(closing_reporter));
+  proxy.send(Keyed{1, {}, "unicast"});
+  CHECK(recv_seen(proxy, 2) == Lines{"1:spawned", "1:unicast"});
+
+  // The actor ends; its worker stops in the middle of closing it.
+  proxy.send(Keyed{1, {}, "unicast_stop"});
+  auto in_window = gate->in_window.get_future();
+  REQUIRE(in_window.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+
+  // Its mailbox is closed and it is not unregistered yet: routing no longer gives it the key.
+  auto sent = proxy.try_send(Keyed{1, {}, "unicast"});
+  CHECK(sent.ok());
+  gate->release.set_value();
+  CHECK(recv_seen(proxy, 2) == Lines{"1:spawned", "1:unicast"});
 }

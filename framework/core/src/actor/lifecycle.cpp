@@ -13,8 +13,14 @@
 namespace elfin::detail {
 
 void close_for_good(ActorCell& cell) {
+  GroupRuntime& group = cell.group();
+  // Out of the group's map before the mailbox closes: a message routed to this key from now on
+  // starts a successor instead of finding a closed mailbox, and one that found it closed in
+  // between gets the successor from SendOp.
+  group.on_finished(cell);
   cell.mailbox().close();
   cell.sched_.store(SchedState::Dead, std::memory_order_release);
+  // What is still queued was meant for this incarnation: dropped, a request among it failing.
   std::ignore = cell.mailbox().drain();
   cell.sources().clear();
   cell.task_ = {};

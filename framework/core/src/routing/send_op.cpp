@@ -1,5 +1,7 @@
 #include <elfin/detail/send_op.hpp>
 
+#include <atomic>
+
 #include <elfin/detail/actor_cell.hpp>
 #include <elfin/detail/group_runtime.hpp>
 #include <elfin/internal/mailbox.hpp>
@@ -36,6 +38,7 @@ Mailbox::PushResult deliver(ActorCell& target, Envelope& envelope, bool bounded,
 }  // namespace
 
 SendOp::SendOp(GroupRuntime& from, Envelope envelope, SendMode mode) : envelope_(std::move(envelope)), mode_(mode) {
+  routed_ = true;
   for (const auto& route : from.routes()) {
     if (route.filter(envelope_)) route.to->resolve(envelope_, targets_);
   }
@@ -49,6 +52,7 @@ SendOp::SendOp(SystemCore& system, Addr to, Envelope envelope, SendMode mode)
   // envelope sent on by forward_envelope, the handles of a multicast's other recipients: those
   // must not be forwarded (see Context::try_forward_to).
   if (envelope_.valid()) EnvelopeAccess::block(envelope_)->recipient = to;
+  routed_ = to.is_group();
   resolve_error_ = system.resolve_addr(to, envelope_, targets_);
 }
 
@@ -65,7 +69,17 @@ bool SendOp::run(ActorCell* waiter) {
       request->add_delivery();
       EnvelopeAccess::mark_obligated(copy);
     }
-    const auto pushed = deliver(*target, copy, bounded, mode_ == SendMode::Bounded ? waiter : nullptr, direct_, alone_);
+    ActorCell* const wait_as = mode_ == SendMode::Bounded ? waiter : nullptr;
+    auto pushed = deliver(*target, copy, bounded, wait_as, direct_, alone_);
+    if (pushed == Mailbox::PushResult::Closed && routed_) {
+      // The actor routing chose stopped for good since: close_for_good took it out of its group's
+      // map before it closed the mailbox. The fence pairs with that close (a seq_cst RMW, which
+      // reserve() read relaxed), so the lookup below sees the removal and finds or starts the
+      // key's successor. An actor that closed its own mailbox is still in the map: no successor.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (auto next = target->group().successor(*target, copy))
+        pushed = deliver(*next, copy, bounded, wait_as, direct_, alone_);
+    }
     if (pushed == Mailbox::PushResult::Ok) {
       any_ok_ = true;
       ++next_;

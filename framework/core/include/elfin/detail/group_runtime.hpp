@@ -90,8 +90,20 @@ class GroupRuntime {
   /// restart are abandoned (their queued requests fail).
   virtual void stop_spawning() = 0;
   [[nodiscard]] virtual std::size_t active_actors() const = 0;
-  /// Called on the worker once an actor's exec has finished and its mailbox is closed.
+  /// Takes an actor that stops for good out of the group's map: when it starts closing (so that
+  /// routing starts a successor for its key from then on) and again when it is unregistered. Once
+  /// per actor is enough; the second call finds it gone. Any thread.
   virtual void on_finished(ActorCell& cell) = 0;
+  /// The actor routing now gives `envelope` to in place of `ended`, whose mailbox refused it
+  /// because it stopped for good after routing chose it: the new incarnation of its key, started
+  /// if the router's Outcome spawns, or null (another group kind, an Outcome without that key, a
+  /// gentle one and no new incarnation, spawning stopped, or `ended` itself still in the map
+  /// because it closed its own mailbox). Any thread.
+  [[nodiscard]] virtual std::shared_ptr<ActorCell> successor(ActorCell& ended, const Envelope& envelope) {
+    std::ignore = ended;
+    std::ignore = envelope;
+    return nullptr;
+  }
   /// A new coroutine for `cell` (the typed part: exec with a fresh Context); a restart runs it.
   [[nodiscard]] virtual Task<> make_task(ActorCell& cell) = 0;
   /// Calls `f` for every actor of the group. Any thread; `f` must not touch the group's map.

@@ -69,6 +69,7 @@ class SendOp {
   bool stop_at_full_ = false;
   bool direct_ = false;
   bool alone_ = false;
+  bool routed_ = false;  // recipients chosen by routing, not an actor's address: a closed one has a successor
   std::optional<SendErrorKind> resolve_error_;
 };
 

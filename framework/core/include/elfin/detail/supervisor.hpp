@@ -9,6 +9,7 @@
 // cache (route_cache.hpp) can reuse its last lookup without the lock while the version stands.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -119,6 +120,33 @@ class Supervisor final : public GroupRuntime {
       std::lock_guard lock(shard.mu);
       for (const auto& [key, cell] : shard.actors) f(*cell);
     }
+  }
+
+  std::shared_ptr<ActorCell> successor(ActorCell& ended, const Envelope& envelope) override {
+    const K& key = static_cast<KeyedCell<K>&>(ended).key();
+    Outcome<K> outcome = router_.route(envelope);
+    using Kind = typename Outcome<K>::Kind;
+    const bool spawn = outcome.kind() == Kind::Unicast || outcome.kind() == Kind::Multicast;
+    bool routed_here = false;
+    switch (outcome.kind()) {
+      case Kind::Unicast:
+      case Kind::GentleUnicast:
+        routed_here = outcome.key() == key;
+        break;
+      case Kind::Multicast:
+      case Kind::GentleMulticast:
+        routed_here = std::find(outcome.keys().begin(), outcome.keys().end(), key) != outcome.keys().end();
+        break;
+      case Kind::Broadcast:  // reaches the actors there are, starts none
+      case Kind::Discard:
+      case Kind::Default:
+        break;
+    }
+    if (!routed_here) return nullptr;
+    Targets found;
+    pick(key, spawn, found);
+    if (found.empty() || found[0] == &ended) return nullptr;
+    return found[0]->shared_from_this();
   }
 
   void on_finished(ActorCell& cell) override {

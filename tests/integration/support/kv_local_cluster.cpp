@@ -160,7 +160,10 @@ CliRun KvLocalCluster::stop() {
   return elfin_cli({"kv", "cluster", "stop", "--dir", dir()});
 }
 
-CliRun KvLocalCluster::start_again() { return elfin_cli(start_args()); }
+CliRun KvLocalCluster::start_again() {
+  stopped_ = false;  // whatever it starts is stopped with the cluster, even after a stop()
+  return elfin_cli(start_args());
+}
 
 CliRun KvLocalCluster::add_pod() {
   if (options_.spare_pods == 0) return CliRun{-1, {}, "no spare port for another pod"};

@@ -305,7 +305,7 @@ ActorCell* Scheduler::next_cell(Worker& w) {
     bool seen = false;
     const bool may_spin = !timed_out && spinning_.fetch_add(1, std::memory_order_relaxed) < max_spinning_;
     for (unsigned i = 0; may_spin && i < kSpinRounds && !seen; ++i) {
-      if (i < kSpinRounds - kYieldRounds) {
+      if (i < kPauseRounds) {
         cpu_relax();
       } else {
         std::this_thread::yield();

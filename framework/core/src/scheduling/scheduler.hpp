@@ -104,8 +104,12 @@ class Scheduler {
 
  private:
   static constexpr unsigned kMaxLocalStreak = 16;
-  static constexpr unsigned kSpinRounds = 256;
-  static constexpr unsigned kYieldRounds = kSpinRounds / 2;
+  /// An idle worker's spin: this many pauses, then a few yields, then it sleeps. The yields are
+  /// few because each is a system call: on a machine whose cores are all taken (a pod beside its
+  /// clients and WAL thread) a long run of them costs more CPU than the sleep and wake they save.
+  static constexpr unsigned kPauseRounds = 128;
+  static constexpr unsigned kYieldRounds = 16;
+  static constexpr unsigned kSpinRounds = kPauseRounds + kYieldRounds;
   static constexpr unsigned kPollEvery = 32;
   /// Polls after a notification before the actor is requeued (a chatty mailbox can keep an actor
   /// that waits for something else busy forever otherwise).

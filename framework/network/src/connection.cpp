@@ -462,6 +462,20 @@ void Connection::send_response(const ResponseFrame& response) {
   if (out_closed_) return;  // counted only if queued, as in send_encoded
   if (traffic_) traffic_->add(traffic_->sent_messages, 1);
   out_.append_with([&response](std::string& tail) { encode(response, tail); });
+  // Answered from an actor's run: the write waits for the run's end, where the run's other answers
+  // on this connection join it. A worker that registered already writes them all; with a writer
+  // at work these bytes are its anyway.
+  if (writer_ == Writer::None &&
+      (flush_pending_ || (flush_pending_ = elfin::detail::flush_after_run(shared_from_this())))) {
+    return;
+  }
+  start_writing(lock);
+}
+
+void Connection::flush_after_run() {
+  std::unique_lock lock(out_mu_);
+  flush_pending_ = false;
+  if (out_closed_) return;
   start_writing(lock);
 }
 

@@ -43,6 +43,7 @@
 
 #include <elfin/detail/request_ops.hpp>
 #include <elfin/envelope.hpp>
+#include <elfin/internal/system_hooks.hpp>
 #include <elfin/network/frame.hpp>
 #include <elfin/network/handshake.hpp>
 #include <elfin/result.hpp>
@@ -55,12 +56,12 @@ namespace elfin::network::detail {
 
 class NetworkState;
 
-class Connection : public std::enable_shared_from_this<Connection> {
+class Connection : public std::enable_shared_from_this<Connection>, public elfin::detail::RunEndFlush {
  public:
   Connection(NetworkState& net, asio::ip::tcp::socket socket, bool outgoing);
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
-  ~Connection();
+  ~Connection() override;
 
   /// I/O thread: sends Hello and starts reading.
   void start();
@@ -139,8 +140,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// An inbound flow's state (created on its first message).
   RxFlow& rx_flow(std::uint32_t id);
   void answer_failed(std::uint64_t request_id, std::uint64_t trace_id, std::string_view reason);
-  /// Any thread (once open): a Response frame, counted as a sent message.
+  /// Any thread (once open): a Response frame, counted as a sent message. From an actor's run it
+  /// is written when the run ends, with the run's other answers on this connection.
   void send_response(const ResponseFrame& response);
+  /// The worker, after the run that queued answers: writes them (RunEndFlush).
+  void flush_after_run() override;
   void send_ping();
   void on_pong(const Pong& pong);
   /// Bytes moved on the socket: to the peer's counters once it is known, kept here until then.
@@ -190,6 +194,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   OutQueue out_;                  // guarded by out_mu_
   Writer writer_ = Writer::None;  // guarded by out_mu_
   bool out_closed_ = false;       // guarded by out_mu_
+  bool flush_pending_ = false;    // guarded by out_mu_: a worker writes out_ when its actor's run ends
   OutQueue direct_buf_;           // the Direct writer's (taken from out_)
   // Held by a direct writer around its send and by finish_close around marking the descriptor
   // closed, so a direct write never meets a closed (or reused) descriptor.

@@ -134,6 +134,7 @@ struct Pair {
     one.local("system.network").mount(elfin::network::blueprint());
     one.local(std::string(elfin::Caller::kGroup)).mount(elfin::Caller::blueprint());
     one.local("service").mount(elfin::ActorGroup().exec(service));
+    one.local("system.telemeters").mount(elfin::ActorGroup().exec(idle));
     receiver.emplace(start(std::move(one), 1, 2, elfin::network::test::network_config("127.0.0.1:0", {})));
     auto receiver_caller = elfin::Caller::attach(*receiver);
     REQUIRE(receiver_caller);
@@ -171,10 +172,14 @@ struct Pair {
   }
   [[nodiscard]] elfin::Addr far() const { return sender->group_addr("far"); }
   /// Node 2's `elfin_network_writes_total` for node 1.
-  [[nodiscard]] double writes() const {
-    const std::vector<std::pair<std::string, std::string>> labels{{"actor_group", "system.network"}, {"peer", "1"}};
-    for (const auto& sample : sender->scrape_metrics()) {
-      if (sample.name == "elfin_network_writes_total" && sample.labels == labels) return sample.value;
+  [[nodiscard]] double writes() const { return peer_metric(*sender, "elfin_network_writes_total", "1"); }
+  /// Node 1's `name` for node 2.
+  [[nodiscard]] double receiver_metric(const std::string& name) const { return peer_metric(*receiver, name, "2"); }
+  [[nodiscard]] static double peer_metric(const elfin::System& system, const std::string& name,
+                                          const std::string& peer) {
+    const std::vector<std::pair<std::string, std::string>> labels{{"actor_group", "system.network"}, {"peer", peer}};
+    for (const auto& sample : system.scrape_metrics()) {
+      if (sample.name == name && sample.labels == labels) return sample.value;
     }
     return -1;
   }
@@ -283,6 +288,35 @@ TEST_CASE("a Caller's requests sent while its others wait for answers share writ
   const double writes = pair.writes() - before;
   INFO("writes for " << kRequests << " requests: " << writes);
   CHECK(writes < static_cast<double>(kRequests));
+}
+
+TEST_CASE("an actor's answers to another node's requests leave together when its run ends, not one write each",
+          "[network][light][direct]") {
+  Pair pair;
+  auto& caller = *pair.caller;
+  // The receiving actor holds while the requests pile up in its mailbox; released, it answers
+  // them in a few runs (its budget a run), each run's answers written together at the run's end.
+  REQUIRE(caller.send_to(pair.far(), Block{}));
+  REQUIRE(eventually([] { return g_receiver->holding.load(); }));
+  constexpr std::uint64_t kRequests = 64;
+  const double received = pair.receiver_metric("elfin_network_received_messages_total");
+  std::vector<std::future<elfin::Answer<std::uint64_t>>> answers;
+  answers.reserve(kRequests);
+  for (std::uint64_t i = 0; i < kRequests; ++i) answers.push_back(caller.request_to(pair.far(), Double{i}, 10s));
+  REQUIRE(eventually(
+      [&] { return pair.receiver_metric("elfin_network_received_messages_total") >= received + kRequests; }));
+  const double before = pair.receiver_metric("elfin_network_writes_total");
+  REQUIRE(before > 0);  // the handshake
+  g_receiver->release();
+  for (std::uint64_t i = 0; i < kRequests; ++i) {
+    auto answer = answers[i].get();
+    REQUIRE(answer);
+    CHECK(*answer == 2 * i);
+  }
+  // One write an answer would be kRequests; credit for the requests and pings add a few.
+  const double writes = pair.receiver_metric("elfin_network_writes_total") - before;
+  INFO("writes for " << kRequests << " answers: " << writes);
+  CHECK(writes <= static_cast<double>(kRequests) / 4);
 }
 
 TEST_CASE("what a Caller's thread cannot carry to another node fails with the forwarder's error",

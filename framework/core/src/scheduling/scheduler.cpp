@@ -40,6 +40,13 @@ thread_local Batch tls_batch;
 // This worker is in the idle waiter (for an assertion).
 thread_local bool tls_in_waiter = false;
 
+// What the actor running on this worker asked to flush when its run ends (flush_after_run).
+struct RunEnd {
+  bool in_run = false;
+  std::vector<std::shared_ptr<RunEndFlush>> pending;
+};
+thread_local RunEnd tls_run_end;
+
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -215,8 +222,21 @@ bool Scheduler::wait_in_waiter(std::unique_lock<std::mutex>& lock) {
 
 void Scheduler::worker_main(Worker& worker) {
   tls_worker = &worker;
-  while (ActorCell* cell = next_cell(worker)) run_cell(cell);
+  while (ActorCell* cell = next_cell(worker)) {
+    tls_run_end.in_run = true;
+    run_cell(cell);
+    tls_run_end.in_run = false;
+    // Out of the run: a flush that writes (and so registers nothing) cannot grow the list.
+    for (const auto& target : tls_run_end.pending) target->flush_after_run();
+    tls_run_end.pending.clear();
+  }
   tls_worker = nullptr;
+}
+
+bool Scheduler::defer_to_run_end(std::shared_ptr<RunEndFlush> target) {
+  if (!tls_run_end.in_run) return false;
+  tls_run_end.pending.push_back(std::move(target));
+  return true;
 }
 
 ActorCell* Scheduler::pop_global() {

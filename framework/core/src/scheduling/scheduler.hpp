@@ -35,6 +35,9 @@
 // one worker waits there at a time; the others spin and sleep as above. A push that finds no
 // sleeper on the condition variable wakes the worker in the waiter by interrupting it.
 //
+// What an actor's run asks to flush when it ends (a connection's answers, see RunEndFlush in
+// system_hooks.hpp) its worker flushes right after the run, before it looks for the next actor.
+//
 // Under virtual time the scheduler also counts actors in flight (queued or running), so the
 // advancing thread can wait until the system is quiescent; see `in_flight_` for why the count
 // never reads zero while work is pending. Real-time systems skip the count (one shared atomic
@@ -59,6 +62,7 @@ namespace elfin::detail {
 
 class ActorCell;
 class IdleWaiter;
+class RunEndFlush;
 
 class Scheduler {
  public:
@@ -99,6 +103,9 @@ class Scheduler {
   /// See IdleWaiter (system_hooks.hpp): false under `track_in_flight`. With nullptr, returns once
   /// no worker is in the previous waiter or about to enter it.
   [[nodiscard]] bool set_idle_waiter(IdleWaiter* waiter);
+
+  /// See flush_after_run (system_hooks.hpp).
+  [[nodiscard]] static bool defer_to_run_end(std::shared_ptr<RunEndFlush> target);
 
   struct Worker;  // per-thread state; public only so the thread_local pointer can name it
 

@@ -109,6 +109,19 @@ class IdleWaiter {
 /// virtual time: a simulated system's steps stay with its own threads.
 [[nodiscard]] bool set_idle_waiter(SystemCore& system, IdleWaiter* waiter);
 
+/// Output an actor's run produces that is cheaper written once when the run ends than once per
+/// message: a connection's answers (a run that answers ten requests from one node writes them
+/// with one `send`, as a server writes its replies after each pass of its event loop).
+class RunEndFlush {
+ public:
+  virtual ~RunEndFlush() = default;
+  /// On the worker, once the run that registered it has ended (before the worker runs another).
+  virtual void flush_after_run() = 0;
+};
+/// On a worker running an actor: keeps `target` and calls its `flush_after_run` when the run ends;
+/// true. Anywhere else (an I/O thread, a plain thread, a worker between runs): false, and the
+/// caller writes at once.
+[[nodiscard]] bool flush_after_run(std::shared_ptr<RunEndFlush> target);
 /// While alive, actors that the calling thread (not a worker: an I/O thread) wakes in `system`
 /// are queued together at each `flush()` and at the end, with one lock and at most one wake-up,
 /// rather than one of each per actor. For a burst of deliveries; flush often enough that the

@@ -465,9 +465,9 @@ void Connection::send_response(const ResponseFrame& response) {
   // Answered from an actor's run: the write waits for the run's end, where the run's other answers
   // on this connection join it. A worker that registered already writes them all; with a writer
   // at work these bytes are its anyway.
-  if (writer_ == Writer::None &&
-      (flush_pending_ || (flush_pending_ = elfin::detail::flush_after_run(shared_from_this())))) {
-    return;
+  if (writer_ == Writer::None) {
+    if (!flush_pending_) flush_pending_ = elfin::detail::flush_after_run(shared_from_this());
+    if (flush_pending_) return;
   }
   start_writing(lock);
 }

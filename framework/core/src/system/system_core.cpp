@@ -153,7 +153,6 @@ void on_scrape(SystemCore& system, ScrapeCollector collect) {
 }
 void set_remote_router(SystemCore& system, RemoteRouter* router) { system.set_remote_router(router); }
 bool set_idle_waiter(SystemCore& system, IdleWaiter* waiter) { return system.scheduler().set_idle_waiter(waiter); }
-
 bool flush_after_run(std::shared_ptr<RunEndFlush> target) { return Scheduler::defer_to_run_end(std::move(target)); }
 std::uint16_t node_no_of(const SystemCore& system) { return system.node_no(); }
 GroupRuntime* find_group(const SystemCore& system, std::string_view name) { return system.find_group(name); }

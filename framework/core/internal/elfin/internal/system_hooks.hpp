@@ -118,10 +118,12 @@ class RunEndFlush {
   /// On the worker, once the run that registered it has ended (before the worker runs another).
   virtual void flush_after_run() = 0;
 };
+
 /// On a worker running an actor: keeps `target` and calls its `flush_after_run` when the run ends;
 /// true. Anywhere else (an I/O thread, a plain thread, a worker between runs): false, and the
 /// caller writes at once.
 [[nodiscard]] bool flush_after_run(std::shared_ptr<RunEndFlush> target);
+
 /// While alive, actors that the calling thread (not a worker: an I/O thread) wakes in `system`
 /// are queued together at each `flush()` and at the end, with one lock and at most one wake-up,
 /// rather than one of each per actor. For a burst of deliveries; flush often enough that the

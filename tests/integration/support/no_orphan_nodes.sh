@@ -6,10 +6,12 @@
 # Usage: no_orphan_nodes.sh <path of the elfin binary>
 set -u
 elfin="$1"
+# The binary's path as a literal in pgrep's regular expression.
+pattern=$(printf '%s' "$elfin" | sed 's/[][\\.*^$+?(){}|]/\\&/g')
 
 orphans() {
   local pid
-  for pid in $(pgrep -f -x "$elfin run .*" || true); do
+  for pid in $(pgrep -f -x "$pattern run .*" || true); do
     # The cmdline is NUL-separated: elfin, run, <topology>, ...
     local topology
     topology=$(tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null | sed -n 3p)
